@@ -1,0 +1,79 @@
+"""Access to the real NVIDIA tool captures that live outside this repository.
+
+The captures sit in ``shared/fixtures/real`` beside the checkout. They are read at
+test time and never copied into the project. Each file starts with ``#`` lines
+that name its source, hardware and command; :func:`load` strips them.
+
+When ``CI`` is set the folder must exist: a missing folder fails the run instead
+of silently skipping the conformance tests.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+import pytest
+
+ENV_VAR = "GPUOPS_REAL_FIXTURES"
+RELATIVE = os.path.join("shared", "fixtures", "real")
+
+
+def _candidates():
+    explicit = os.environ.get(ENV_VAR)
+    if explicit:
+        yield explicit
+    for start in (os.path.dirname(os.path.abspath(__file__)), os.getcwd()):
+        path = start
+        while True:
+            yield os.path.join(path, RELATIVE)
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+
+
+def real_dir():
+    """Return the captures folder, or fail (CI) / skip (elsewhere) when absent."""
+    for candidate in _candidates():
+        if os.path.isdir(candidate):
+            return candidate
+    message = "real captures not found: set %s or place them at ../%s" % (ENV_VAR, RELATIVE)
+    if os.environ.get("CI") or os.environ.get("GPUOPS_REQUIRE_REAL_FIXTURES"):
+        pytest.fail(message)
+    pytest.skip(message)
+    return None  # pragma: no cover
+
+
+def names(pattern="*"):
+    """Sorted capture file names matching a glob pattern."""
+    return sorted(n for n in os.listdir(real_dir()) if fnmatch.fnmatch(n, pattern))
+
+
+def header(name):
+    """The ``#`` header lines of a capture, without the leading ``# ``."""
+    lines = []
+    with open(os.path.join(real_dir(), name), encoding="utf-8") as handle:
+        for line in handle:
+            if not line.startswith("#"):
+                break
+            lines.append(line[1:].strip())
+    return lines
+
+
+def load(name):
+    """The capture's body: everything after the leading ``#`` header lines."""
+    with open(os.path.join(real_dir(), name), encoding="utf-8") as handle:
+        lines = handle.read().splitlines(True)
+    index = 0
+    while index < len(lines) and lines[index].startswith("#"):
+        index += 1
+    return "".join(lines[index:])
+
+
+def command_of(name):
+    """The command line recorded in the capture's header (``command: ...``)."""
+    for line in header(name):
+        if line.startswith("command:"):
+            return line.split(":", 1)[1].strip()
+    return ""
