@@ -8,14 +8,16 @@ activate_venv
 suite="${1:?usage: ansible-test.sh sanity|units [extra ansible-test args]}"
 shift
 python_version="$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-collection_dir="${REPO_ROOT}/build/ansible_collections/gpuops/hardening"
+# Outside the checkout: inside it, ansible-test would ask git for the file list
+# and find the (ignored) copy empty.
+build_root="${GPUOPS_BUILD_DIR:-${CACHE_DIR}/ansible-test/$(printf '%s' "${REPO_ROOT}" | sha256sum | cut -c1-12)}"
+collection_dir="${build_root}/ansible_collections/gpuops/hardening"
 
 # Copy exactly what git would ship: tracked files plus untracked, non-ignored ones.
 rm -rf "${collection_dir}"
 mkdir -p "${collection_dir}"
 (cd "${REPO_ROOT}" && git ls-files -z --cached --others --exclude-standard \
-  | xargs -0 -I{} sh -c 'test -e "{}" || test -L "{}" && printf "%s\0" "{}"' \
-  | cpio --null -pdm --quiet "${collection_dir}")
+  | tar --null --files-from=- --ignore-failed-read -cf - 2>/dev/null) | tar -C "${collection_dir}" -xf -
 
 # ansible-test fetches a pip bootstrap script from the internet for every venv it
 # makes. Offline, it uses this cached file instead; our stand-in bootstraps pip
@@ -25,6 +27,21 @@ mkdir -p "${cache}"
 for name in get_pip_24_2.py get_pip_23_1_2.py get_pip.py; do
   cp "${REPO_ROOT}/scripts/get-pip-offline.py" "${cache}/${name}"
 done
+
+# The copy no longer sits beside ../shared, so tell the tests where the real captures are.
+if [ -z "${GPUOPS_REAL_FIXTURES:-}" ] && [ -d "${REPO_ROOT}/../shared/fixtures/real" ]; then
+  GPUOPS_REAL_FIXTURES="$(cd "${REPO_ROOT}/../shared/fixtures/real" && pwd)"
+  export GPUOPS_REAL_FIXTURES
+fi
+if [ -n "${CI:-}" ] && [ ! -d "${GPUOPS_REAL_FIXTURES:-/nonexistent}" ]; then
+  die "CI is set but the real captures are missing: expected ${REPO_ROOT}/../shared/fixtures/real"
+fi
+
+python - "${collection_dir}/tests/unit/.run-settings.json" <<'PY'
+import json, os, sys
+with open(sys.argv[1], "w", encoding="utf-8") as handle:
+    json.dump({"real_fixtures": os.environ.get("GPUOPS_REAL_FIXTURES"), "ci": bool(os.environ.get("CI"))}, handle)
+PY
 
 cd "${collection_dir}"
 case "${suite}" in

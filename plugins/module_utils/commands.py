@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running external commands from modules: argv lists, C locale, and a timeout.
+
+AnsibleModule.run_command has no timeout of its own, so every command is wrapped
+in coreutils ``timeout``: a hung tool (a wedged GPU driver, say) ends the module
+with a clear error instead of blocking the play.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+TIMEOUT_RC = 124
+KILLED_RC = 137
+
+C_LOCALE = {"LC_ALL": "C", "LANG": "C", "LANGUAGE": "C"}
+
+
+class CommandTimeout(Exception):
+    """The command ran past its timeout and was stopped."""
+
+
+def run(module, argv, timeout=30, check_rc=False, data=None):
+    """Run argv (a list, never a shell string) with a timeout.
+
+    Returns (rc, stdout, stderr). Raises CommandTimeout when the command ran past
+    ``timeout`` seconds. With ``check_rc`` a non-zero exit fails the module with
+    the command's own error text.
+    """
+    timeout_bin = module.get_bin_path("timeout")
+    full = list(argv)
+    if timeout_bin:
+        full = [timeout_bin, "--kill-after=5", "%ss" % int(timeout)] + full
+    rc, out, err = module.run_command(full, environ_update=C_LOCALE, data=data, check_rc=False)
+    if timeout_bin and rc in (TIMEOUT_RC, KILLED_RC):
+        raise CommandTimeout("%s did not finish within %s seconds" % (" ".join(argv), timeout))
+    if check_rc and rc != 0:
+        module.fail_json(
+            msg="%s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()),
+            rc=rc, stdout=out, stderr=err, cmd=argv,
+        )
+    return rc, out, err
