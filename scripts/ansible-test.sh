@@ -45,7 +45,7 @@ PY
 
 cd "${collection_dir}"
 case "${suite}" in
-  sanity) ansible-test sanity --venv --requirements --python "${python_version}" --color "$@" ;;
-  units) ansible-test units --venv --requirements --python "${python_version}" --color "$@" ;;
+  sanity) ansible-test sanity --venv --requirements --python "${python_version}" --color yes "$@" ;;
+  units) ansible-test units --venv --requirements --python "${python_version}" --color yes "$@" ;;
   *) die "unknown suite ${suite}" ;;
 esac

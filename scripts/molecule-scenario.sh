@@ -33,12 +33,13 @@ trap cleanup EXIT
 
 # Fails when any host in the captured PLAY RECAP reports changed > 0.
 assert_no_changes() {
-  local what="$1" logfile="$2"
-  if grep -E '^[^ ].*: ok=[0-9]+ +changed=[1-9]' "${logfile}" >/dev/null; then
-    grep -E ': ok=[0-9]+ +changed=' "${logfile}" >&2
+  local what="$1" logfile="$2" recap
+  recap="$(sed -e 's/\x1b\[[0-9;]*m//g' "${logfile}" | grep -E ': ok=[0-9]+ +changed=[0-9]+' || true)"
+  [ -n "${recap}" ] || die "${what}: no PLAY RECAP found; see ${logfile}"
+  if printf '%s\n' "${recap}" | grep -qE 'changed=[1-9]'; then
+    printf '%s\n' "${recap}" >&2
     die "${what} reported changes; see ${logfile}"
   fi
-  grep -qE ': ok=[0-9]+ +changed=0' "${logfile}" || die "${what}: no PLAY RECAP found; see ${logfile}"
 }
 
 step() {

@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Idempotent whole-file writes with check mode, diff and backups.
+
+The role modules converge several files in one call; each file goes through
+ensure_content() so that every module reports changes and diffs the same way.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import stat
+import tempfile
+
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+
+def read_text(path):
+    """File content as text, or None when the file does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            return to_text(handle.read(), errors="surrogate_or_strict")
+    except (IOError, OSError):
+        return None
+
+
+def file_diff(path, before, after):
+    """One entry of an Ansible diff list."""
+    return {
+        "before_header": path if before is not None else "%s (absent)" % path,
+        "after_header": path,
+        "before": before or "",
+        "after": after,
+    }
+
+
+def _current_mode(path):
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def ensure_content(module, path, content, mode=0o644, backup=False):
+    """Make path hold exactly content with the given mode.
+
+    Returns (result, diff): result has path, changed, backup_file; diff is None
+    when nothing changes. Honours check mode. The write is atomic (temporary
+    file in the same directory, then rename), so a reader never sees half a file.
+    """
+    before = read_text(path)
+    content_changed = before != content
+    mode_changed = _current_mode(path) not in (None, mode)
+    result = {"path": path, "changed": content_changed or mode_changed, "backup_file": None}
+    diff = file_diff(path, before, content) if content_changed else None
+    if not result["changed"] or module.check_mode:
+        return result, diff
+
+    if content_changed:
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        if backup and before is not None:
+            result["backup_file"] = module.backup_local(path)
+        fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(to_bytes(content, errors="surrogate_or_strict"))
+            os.chmod(tmp_path, mode)
+            module.atomic_move(tmp_path, path)
+        finally:
+            if os.path.exists(tmp_path):
+                os.unlink(tmp_path)
+    os.chmod(path, mode)
+    return result, diff
+
+
+def ensure_absent(module, path, backup=False):
+    """Remove path if present. Returns (result, diff) like ensure_content."""
+    before = read_text(path)
+    result = {"path": path, "changed": before is not None or os.path.lexists(path), "backup_file": None}
+    if not result["changed"]:
+        return result, None
+    diff = {"before_header": path, "after_header": "%s (absent)" % path, "before": before or "", "after": ""}
+    if not module.check_mode:
+        if backup and before is not None:
+            result["backup_file"] = module.backup_local(path)
+        os.unlink(path)
+    return result, diff

@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Small systemd helpers for modules that converge unit files themselves.
+
+Unit existence is read from the unit directories instead of asking systemctl,
+which keeps a no-op run free of extra processes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import run
+
+UNIT_DIRS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/local/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+)
+
+
+def is_booted(root="/"):
+    """True when systemd is the running init (as sd_booted() decides)."""
+    return os.path.isdir(os.path.join(root, "run/systemd/system"))
+
+
+def unit_file_exists(unit, unit_dirs=UNIT_DIRS):
+    """True when a unit file (or a mask) named unit exists in any unit directory."""
+    return any(os.path.lexists(os.path.join(directory, unit)) for directory in unit_dirs)
+
+
+class Systemctl(object):
+    """systemctl calls with the module's timeout and check mode."""
+
+    def __init__(self, module, timeout=60):
+        self.module = module
+        self.timeout = timeout
+        self.binary = module.get_bin_path("systemctl")
+
+    def _call(self, *args):
+        if not self.binary:
+            self.module.fail_json(msg="systemctl not found; this module needs systemd")
+        return run(self.module, [self.binary] + list(args), timeout=self.timeout)
+
+    def is_enabled(self, unit):
+        rc, out, dummy = self._call("is-enabled", unit)
+        return rc == 0 and out.strip() in ("enabled", "enabled-runtime", "static", "alias")
+
+    def enable(self, unit):
+        """Enable unit; returns True when that changed anything."""
+        if self.is_enabled(unit):
+            return False
+        if not self.module.check_mode:
+            rc, out, err = self._call("enable", unit)
+            if rc != 0:
+                self.module.fail_json(msg="systemctl enable %s failed: %s" % (unit, (err or out).strip()))
+        return True
+
+    def daemon_reload(self):
+        if self.module.check_mode or not is_booted():
+            return
+        rc, out, err = self._call("daemon-reload")
+        if rc != 0:
+            self.module.fail_json(msg="systemctl daemon-reload failed: %s" % (err or out).strip())
