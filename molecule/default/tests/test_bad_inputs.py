@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every invalid input stops site.yml before any managed file changes.
+
+Runs site.yml against one converged lab node with one bad value at a time and
+checks that the run fails, that the message names the variable, the value and
+what is allowed, and that no file under the managed directories changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+testinfra_hosts = ["gpu-train"]
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+# Everything the roles may write lives under these paths.
+MANAGED_PATHS = (
+    "/etc/fstab",
+    "/etc/sysctl.d",
+    "/etc/sysctl.conf",
+    "/etc/security/limits.d",
+    "/etc/systemd",
+    "/etc/docker",
+    "/etc/ansible/facts.d",
+    "/usr/local/bin",
+)
+
+# (extra vars, fragments the failure message must contain)
+THP_CASES = [
+    pytest.param({"thp_profile": "gaming"}, ["thp_profile", '"gaming"', "training, inference"], id="thp_profile"),
+    pytest.param({"thp_enabled": "sometimes"}, ["thp_enabled", '"sometimes"', "always, madvise, never"], id="thp_enabled"),
+    pytest.param({"thp_defrag": "eager"}, ["thp_defrag", '"eager"', "defer+madvise"], id="thp_defrag"),
+    pytest.param({"thp_khugepaged_defrag": "maybe"}, ["thp_khugepaged_defrag", '"maybe"', "true or false"], id="thp_khugepaged_defrag"),
+    pytest.param({"thp_cmdline_conflict_action": "panic"}, ["thp_cmdline_conflict_action", '"panic"', "warn, fail, ignore"], id="thp_conflict_action"),
+    pytest.param({"gpuops_profile": "gaming"}, ["gpuops_profile", '"gaming"', "training, inference"], id="gpuops_profile"),
+]
+
+SYSCTL_CASES = []
+
+MEMLOCK_CASES = []
+
+NUMA_BINDING_CASES = []
+
+
+def _snapshot(host):
+    paths = " ".join(MANAGED_PATHS)
+    return host.check_output("find %s -xdev -type f -exec sha256sum {} + 2>/dev/null | sort || true" % paths)
+
+
+@pytest.mark.parametrize("extra_vars, fragments", THP_CASES + SYSCTL_CASES + MEMLOCK_CASES + NUMA_BINDING_CASES)
+def test_bad_input_fails_before_any_change(host, extra_vars, fragments):
+    before = _snapshot(host)
+    run = subprocess.run(
+        [
+            "ansible-playbook", "playbooks/site.yml",
+            "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+            "-l", "gpu-train",
+            "-e", json.dumps(extra_vars),
+        ],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"),
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode != 0, output
+    for fragment in fragments:
+        assert fragment in output, "%r missing from:\n%s" % (fragment, output)
+    assert "Validate every role's inputs" in output
+    assert "Tune GPU nodes" not in output, "the run got past validation:\n" + output
+    assert _snapshot(host) == before
