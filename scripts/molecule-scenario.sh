@@ -15,9 +15,9 @@ mkdir -p "${logdir}"
 cd "${REPO_ROOT}"
 
 started_engine=0
-if [ "${scenario}" = "default" ] && [ ! -f "${STATE_DIR}/dockerd.pid" ]; then
-  "${REPO_ROOT}/scripts/lab/docker-up.sh"
-  [ -f "${STATE_DIR}/dockerd.pid" ] && started_engine=1
+if [ "${scenario}" = "default" ]; then
+  docker info >/dev/null 2>&1 || started_engine=1
+  "${REPO_ROOT}/scripts/lab/prepare-lab.sh"
 fi
 
 cleanup() {

@@ -1,0 +1,48 @@
+# gpuops.hardening — developer entry points. `make help` lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+.PHONY: help demo test deps venv lab lint sanity units molecule kernel bench build clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+demo: ## Build the lab, run site.yml -l gpu_nodes against it, and show each node's state
+	@scripts/demo.sh
+
+test: ## Everything CI runs: lint, sanity, units, emulator tests, Molecule (containers and the VM)
+	@scripts/test.sh
+
+deps: ## Install the missing system packages (root, Debian/Ubuntu)
+	@scripts/install-deps.sh
+
+venv: ## Create .venv with the pinned Python tooling
+	@scripts/venv.sh
+
+lab: venv ## Start the Docker engine and build the lab image and fake sysfs trees
+	@scripts/lab/prepare-lab.sh
+
+lint: venv ## ansible-lint with the production profile
+	@scripts/lint.sh
+
+sanity: venv ## ansible-test sanity (empty ignore files)
+	@scripts/ansible-test.sh sanity
+
+units: venv ## ansible-test units
+	@scripts/ansible-test.sh units
+
+molecule: venv lab ## Molecule default scenario on the container lab
+	@scripts/molecule-scenario.sh default
+
+kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
+	@scripts/molecule-scenario.sh kernel
+
+bench: venv lab ## No-op re-converge of the host roles against the floor, 8 lab nodes
+	@scripts/bench.sh
+
+build: venv ## Build the collection tarball
+	@source .venv/bin/activate && ansible-galaxy collection build --force --output-path build/
+
+clean: ## Remove build output, the lab state and the virtualenv
+	@scripts/lab/docker-down.sh || true
+	rm -rf build .lab .venv tests/output

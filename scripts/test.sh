@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `make test`: installs what it needs, then runs every quality gate in order.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "${REPO_ROOT}"
+
+scripts/preflight.sh test
+scripts/install-deps.sh test
+scripts/venv.sh
+
+mkdir -p "${STATE_DIR}"
+started_engine=0
+finish() {
+  local rc=$?
+  [ "${started_engine}" -eq 1 ] && scripts/lab/docker-down.sh
+  if [ "${rc}" -eq 0 ]; then
+    log "make test passed in ${SECONDS}s"
+  else
+    printf 'make test FAILED (exit %s) after %ss; logs in %s/logs\n' "${rc}" "${SECONDS}" "${STATE_DIR}" >&2
+  fi
+  exit "${rc}"
+}
+trap finish EXIT
+
+gate() {
+  local name="$1"
+  shift
+  local start=${SECONDS}
+  log "gate: ${name}"
+  "$@"
+  log "gate ${name} passed in $((SECONDS - start))s"
+}
+
+SECONDS=0
+gate lint scripts/lint.sh
+gate sanity scripts/ansible-test.sh sanity
+gate units scripts/ansible-test.sh units
+
+if ! docker info >/dev/null 2>&1; then
+  started_engine=1
+fi
+gate lab scripts/lab/prepare-lab.sh
+gate molecule-default scripts/molecule-scenario.sh default
+gate molecule-kernel scripts/molecule-scenario.sh kernel
