@@ -1,0 +1,239 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Combines nvidia-smi's view and sysfs's view into one GPU/NIC/NUMA topology.
+
+Pure: it takes what the parsers and sysfs readers returned and decides, per
+GPU, which NUMA nodes and CPUs a job should be bound to, which NICs are
+nearest, and what deserves a warning. sysfs is the kernel's word on a PCI
+device's node; nvidia-smi's NUMA Affinity is used where sysfs has none, and
+where it spans several nodes (``6-7``) the binding spans them too.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import format_cpulist
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import pci_bus_id_to_sysfs
+
+# Distance of a topo -m link, nearest first. SOC is what old drivers called SYS.
+_LINK_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5, "SOC": 5}
+_FAR = 5
+
+
+def link_rank(value):
+    """Rank of a link between a GPU and a NIC (lower is nearer); None if unknown."""
+    if value is None:
+        return None
+    if re.match(r"^NV\d+$", value):
+        return 0
+    return _LINK_RANK.get(value.upper())
+
+
+def _nearest(links, candidates):
+    """The candidates with the best link rank, and that rank."""
+    ranked = [(link_rank(links.get(label)), label) for label in candidates]
+    ranked = [(rank, label) for rank, label in ranked if rank is not None]
+    if not ranked:
+        return [], None
+    best = min(rank for rank, _label in ranked)
+    return [label for rank, label in ranked if rank == best], best
+
+
+def _nodes_of_cpus(cpus, numa_nodes):
+    wanted = set(cpus or [])
+    return [node["id"] for node in numa_nodes if wanted.intersection(node["cpus"])]
+
+
+def _bind_plan(index, gpu):
+    """numactl and taskset arguments for one GPU, or Nones when unknown."""
+    nodes = gpu["numa_affinity"]
+    cpulist = gpu["local_cpulist"]
+    plan = {
+        "gpu": index,
+        "uuid": gpu["uuid"],
+        "pci_bus_id": gpu["pci_bus_id"],
+        "numa_nodes": nodes,
+        "numactl_args": None,
+        "numactl": None,
+        "taskset_cpus": cpulist,
+        "taskset": "taskset -c %s" % cpulist if cpulist else None,
+        "cuda_visible_devices": str(index),
+    }
+    if nodes:
+        node_text = format_cpulist(nodes)
+        # Memory follows the CPUs' nodes; a CPU-less node (HBM, GH200's GPU
+        # memory) is never the one named here, as affinity comes from the CPUs.
+        plan["numactl_args"] = ["--cpunodebind=%s" % node_text, "--membind=%s" % node_text]
+        plan["numactl"] = "numactl " + " ".join(plan["numactl_args"])
+    return plan
+
+
+def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
+                   numa_nodes=None, numa_balancing=None, gpu_list=None):
+    """Assemble the ``gpu_topology`` fact.
+
+    query: parse_query_xml() output (or None when there is no GPU tool).
+    matrix: parse_topology_matrix() output or None.
+    pci_devices: {sysfs PCI address: read_pci_device() output or None}.
+    rdma_devices: read_rdma_devices() output. numa_nodes: read_numa_nodes().
+    numa_balancing: read_numa_balancing(). gpu_list: parse_gpu_list() or None,
+    read only for MIG device UUIDs.
+    """
+    query = query or {"driver_version": None, "cuda_version": None, "gpus": []}
+    matrix = matrix or {"labels": [], "gpus": {}, "nics": {}, "links": {}}
+    pci_devices = pci_devices or {}
+    rdma_devices = rdma_devices or []
+    numa_nodes = numa_nodes or []
+    warnings = []
+
+    topo_links = matrix["links"]
+    topo_nic_labels = [label for label in matrix["labels"] if label in matrix["nics"]]
+    nic_label_by_name = {}
+    for label in topo_nic_labels:
+        nic_label_by_name[matrix["nics"][label] or label] = label
+    rdma_by_name = dict((nic["name"], nic) for nic in rdma_devices)
+    mig_by_index = dict((item["index"], item["mig_devices"]) for item in (gpu_list or []))
+
+    gpus = []
+    for raw in query["gpus"]:
+        index = raw["index"]
+        label = "GPU%d" % index
+        address = pci_bus_id_to_sysfs(raw["pci_bus_id"])
+        pci = pci_devices.get(address) or {}
+        topo = matrix["gpus"].get(label) or {}
+        where = "GPU %d (%s)" % (index, address or raw["pci_bus_id"])
+
+        numa_node = pci.get("numa_node")
+        topo_nodes = topo.get("numa_affinity")
+        if pci and pci.get("numa_node_raw") == -1:
+            warnings.append("%s: the kernel reports no NUMA node for it (numa_node is -1, as in many VMs)" % where)
+        elif not pci and topo_nodes and len(topo_nodes) == 1:
+            numa_node = topo_nodes[0]
+        if numa_node is not None and topo_nodes and numa_node not in topo_nodes:
+            warnings.append("%s: sysfs puts it on NUMA node %d but nvidia-smi reports NUMA affinity %s"
+                            % (where, numa_node, format_cpulist(topo_nodes)))
+
+        cpus = pci.get("cpus")
+        cpulist = pci.get("local_cpulist")
+        if cpus is None and topo.get("cpu_affinity") is not None:
+            cpus = topo["cpu_affinity"]
+        if cpus is not None and not cpulist:
+            cpulist = format_cpulist(cpus)
+
+        if topo_nodes:
+            bind_nodes = list(topo_nodes)
+        elif numa_node is not None:
+            bind_nodes = [numa_node]
+        elif cpus and pci.get("numa_node_raw") != -1:
+            # Old drivers print CPU Affinity only: the nodes holding those CPUs.
+            bind_nodes = _nodes_of_cpus(cpus, numa_nodes)
+        else:
+            bind_nodes = []
+        if not bind_nodes:
+            bind_nodes = None
+            warnings.append("%s: its NUMA affinity is unknown, so jobs on it cannot be bound to a node" % where)
+
+        gpus.append({
+            "index": index,
+            "uuid": raw["uuid"],
+            "name": raw["name"],
+            "pci_bus_id": address or raw["pci_bus_id"],
+            "pci_bus_id_nvidia_smi": raw["pci_bus_id"],
+            "numa_node": numa_node,
+            "numa_affinity": bind_nodes,
+            "gpu_memory_numa_node": topo.get("gpu_numa_id"),
+            "cpus": cpus,
+            "local_cpulist": cpulist,
+            "nearest_nics": [],
+            "memory_total_mib": raw["memory_total_mib"],
+            "persistence_mode": raw["persistence_mode"],
+            "mig_mode": raw["mig_mode"],
+            "mig_mode_pending": raw["mig_mode_pending"],
+            "compute_mode": raw["compute_mode"],
+            "mig_devices": mig_by_index.get(index, []),
+            "driver_version": query["driver_version"],
+            "cuda_version": query["cuda_version"],
+        })
+
+    nics = _nics(rdma_devices, matrix, topo_nic_labels, nic_label_by_name)
+    nic_by_name = dict((nic["name"], nic) for nic in nics)
+    for gpu in gpus:
+        gpu["nearest_nics"], rank = _nearest_nics(gpu, nics, topo_links, nic_label_by_name)
+        far = [name for name in gpu["nearest_nics"]
+               if _other_node(gpu["numa_node"], nic_by_name[name]["numa_node"])]
+        if gpu["nearest_nics"] and (rank == _FAR or far):
+            warnings.append("GPU %d: its nearest NIC (%s) is on another NUMA node; GPUDirect RDMA "
+                            "traffic crosses the socket interconnect"
+                            % (gpu["index"], ", ".join(gpu["nearest_nics"])))
+    for nic in nics:
+        nic["nearest_gpus"] = sorted(gpu["index"] for gpu in gpus if nic["name"] in gpu["nearest_nics"])
+        if nic["name"] in rdma_by_name and rdma_by_name[nic["name"]].get("numa_node_raw") == -1:
+            warnings.append("NIC %s: the kernel reports no NUMA node for it (numa_node is -1)" % nic["name"])
+
+    nodes = []
+    for node in numa_nodes:
+        entry = dict(node)
+        entry["gpus"] = [gpu["index"] for gpu in gpus if gpu["numa_affinity"] and node["id"] in gpu["numa_affinity"]]
+        entry["nics"] = [nic["name"] for nic in nics if nic["numa_node"] == node["id"]]
+        nodes.append(entry)
+
+    cpu_nodes = [node for node in numa_nodes if node["cpus"]]
+    if numa_balancing and len(cpu_nodes) > 1:
+        warnings.append("kernel.numa_balancing is %d: the kernel keeps migrating the memory of bound jobs; "
+                        "set it to 0 on GPU nodes" % numa_balancing)
+
+    return {
+        "driver_version": query["driver_version"],
+        "cuda_version": query["cuda_version"],
+        "gpus": gpus,
+        "nics": nics,
+        "numa_nodes": nodes,
+        "numa_balancing": None if numa_balancing is None else bool(numa_balancing),
+        "links": {"labels": list(matrix["labels"]), "nics": dict(matrix["nics"]),
+                  "matrix": dict((k, dict(v)) for k, v in topo_links.items())},
+        "recommendations": [_bind_plan(gpu["index"], gpu) for gpu in gpus],
+        "warnings": warnings,
+    }
+
+
+def _other_node(gpu_node, nic_node):
+    return gpu_node is not None and nic_node is not None and gpu_node != nic_node
+
+
+def _nics(rdma_devices, matrix, topo_nic_labels, nic_label_by_name):
+    """RDMA devices from sysfs, then any the matrix names that sysfs lacks."""
+    nics = []
+    for device in rdma_devices:
+        nics.append({
+            "name": device["name"],
+            "netdevs": list(device["netdevs"]),
+            "pci_bus_id": device["pci_bus_id"],
+            "numa_node": device["numa_node"],
+            "local_cpulist": device["local_cpulist"],
+            "topology_label": nic_label_by_name.get(device["name"]),
+            "nearest_gpus": [],
+        })
+    known = set(nic["name"] for nic in nics)
+    for label in topo_nic_labels:
+        name = matrix["nics"][label] or label
+        if name not in known:
+            nics.append({"name": name, "netdevs": [], "pci_bus_id": None, "numa_node": None,
+                         "local_cpulist": None, "topology_label": label, "nearest_gpus": []})
+    return nics
+
+
+def _nearest_nics(gpu, nics, topo_links, nic_label_by_name):
+    """NIC names nearest to a GPU: by topo -m link type, else by NUMA node."""
+    gpu_links = topo_links.get("GPU%d" % gpu["index"], {})
+    labelled = [(nic_label_by_name.get(nic["name"]), nic["name"]) for nic in nics]
+    labelled = [(label, name) for label, name in labelled if label and label in gpu_links]
+    if labelled:
+        best, rank = _nearest(gpu_links, [label for label, _name in labelled])
+        return [name for label, name in labelled if label in best], rank
+    if gpu["numa_node"] is None:
+        return [], None
+    return [nic["name"] for nic in nics if nic["numa_node"] == gpu["numa_node"]], None

@@ -1,0 +1,431 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure parsers for nvidia-smi output: text in, plain data out.
+
+They never run anything, so they are tested on captures from many drivers.
+Each one tolerates what copies of the output suffer: CRLF line ends, tabs
+turned into spaces (or condensed), blank lines and stray text around the
+table, a missing legend, N/A cells and output cut short.
+
+Public contract (other code and a conformance suite call these as written):
+``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import xml.etree.ElementTree as ElementTree
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import try_parse_cpulist
+
+# --------------------------------------------------------------------------
+# nvidia-smi topo -m
+# --------------------------------------------------------------------------
+
+# Row and column labels: GPU0, NIC3, and on old drivers device names such as
+# mlx5_0 or mlx4_0. A link value like NV18 also ends in a digit, so it is excluded.
+_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\d$")
+_LINK_LOOKALIKE = re.compile(r"^NV\d+$")
+_GPU_LABEL = re.compile(r"^GPU\d+$")
+_NIC_LABEL = re.compile(r"^NIC\d+$")
+# Link cells: X (self), NV#, SYS, NODE, PHB, PXB, PIX, SOC (old SYS), and the
+# p2p matrix's OK/CNS/GNS/TNS/NS/U.
+_LINK_VALUE = re.compile(r"^(?:X|NV\d+|[A-Z]{1,6})$")
+_NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
+# The multi-word columns after the links, in the order nvidia-smi prints them.
+_EXTRA_COLUMNS = (
+    ("cpu_affinity", re.compile(r"CPU\s+Affinity", re.IGNORECASE)),
+    ("numa_affinity", re.compile(r"NUMA\s+Affinity", re.IGNORECASE)),
+    ("gpu_numa_id", re.compile(r"GPU\s+NUMA\s+ID", re.IGNORECASE)),
+)
+_EXTRA_KEYS = tuple(key for key, _pattern in _EXTRA_COLUMNS)
+
+
+def _is_label(token):
+    return bool(_LABEL.match(token)) and not _LINK_LOOKALIKE.match(token)
+
+
+def _lines(text):
+    """Lines without their ends; CRLF, CR and LF all count."""
+    return (text or "").splitlines()
+
+
+def _header_tokens(line):
+    """Split a header line, keeping multi-word column names whole."""
+    for key, pattern in _EXTRA_COLUMNS:
+        line = pattern.sub(" @%s " % key, line)
+    return [token[1:] if token.startswith("@") else token for token in line.split()]
+
+
+def _looks_like_header(tokens):
+    if not tokens or not any(_GPU_LABEL.match(token) for token in tokens):
+        return False
+    return all(token in _EXTRA_KEYS or _is_label(token) for token in tokens)
+
+
+def _split_values(values, link_count, extra_count):
+    """Split a row's cells into link cells and the affinity cells after them."""
+    if len(values) <= link_count or len(values) == link_count + extra_count:
+        return values[:link_count], values[link_count:]
+    # The row is short (NIC rows lack the affinity columns) or damaged: links
+    # are the leading cells that look like links.
+    index = 0
+    while index < len(values) and index < link_count and _LINK_VALUE.match(values[index]):
+        index += 1
+    return values[:index], values[index:]
+
+
+def _whitespace_table(lines):
+    """Rows of a plain (tab or space separated) matrix: (columns, extras, rows)."""
+    header_at = None
+    for number, line in enumerate(lines):
+        if _looks_like_header(_header_tokens(line)):
+            header_at = number
+            break
+    rows = []
+    if header_at is None:
+        columns, extras, start = None, list(_EXTRA_KEYS), 0
+    else:
+        tokens = _header_tokens(lines[header_at])
+        columns = [token for token in tokens if token not in _EXTRA_KEYS]
+        extras = [token for token in tokens if token in _EXTRA_KEYS]
+        start = header_at + 1
+    for line in lines[start:]:
+        tokens = line.split()
+        if not tokens:
+            if rows:
+                break
+            continue
+        if not _is_label(tokens[0]) or _looks_like_header(_header_tokens(line)):
+            if rows:
+                break
+            continue
+        rows.append((tokens[0], tokens[1:]))
+    if columns is None:
+        # Header lost (output cut at the top): nvidia-smi prints columns in row order.
+        columns = [label for label, _values in rows]
+    parsed = []
+    for label, values in rows:
+        links, rest = _split_values(values, len(columns), len(extras))
+        cells = dict(zip(columns, links))
+        cells.update(zip(extras, rest))
+        parsed.append((label, cells))
+    return columns, parsed
+
+
+def _pipe_cells(line):
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _pipe_table(lines):
+    """Rows of a markdown-style table (``| GPU0 | ... |``), columns in any order."""
+    header = None
+    parsed = []
+    for line in lines:
+        if not line.strip().startswith("|"):
+            if parsed:
+                break
+            continue
+        cells = _pipe_cells(line)
+        if header is None:
+            if any(_GPU_LABEL.match(cell) for cell in cells):
+                header = [_header_tokens(cell)[0] if cell.strip() else "" for cell in cells]
+            continue
+        if all(re.match(r"^:?-+:?$", cell) for cell in cells if cell):
+            continue
+        label = None
+        row = {}
+        for name, cell in zip(header, cells):
+            if name == "":
+                label = cell
+            elif cell:
+                row[name] = cell
+        if label and _is_label(label):
+            parsed.append((label, row))
+    if header is None:
+        return None, []
+    columns = [name for name in header if name and name not in _EXTRA_KEYS]
+    return columns, parsed
+
+
+def _node_list(value):
+    if value is None or value.strip().upper() in ("N/A", ""):
+        return None
+    return try_parse_cpulist(value)
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_topology_matrix(text):
+    """Parse ``nvidia-smi topo -m`` (or ``topo --matrix``).
+
+    Returns ``{"labels", "gpus", "nics", "links"}``; see the module's
+    documentation for the shape. Missing or N/A cells become None; ranges
+    such as ``0-15,32-47`` and ``6-7`` become lists.
+    """
+    lines = _lines(text)
+    columns, rows = None, []
+    if any(line.strip().startswith("|") for line in lines):
+        columns, rows = _pipe_table(lines)
+    if not rows:
+        columns, rows = _whitespace_table(lines)
+
+    labels = list(columns)
+    for label, _cells in rows:
+        if label not in labels:
+            labels.append(label)
+
+    links = {}
+    for label, cells in rows:
+        for other in labels:
+            value = cells.get(other)
+            if other == label or value is None or value.upper() == "X":
+                continue
+            links.setdefault(label, {})[other] = value
+    # The matrix is symmetric; fill a cell only the other direction printed
+    # (a damaged copy can lose the NIC columns but keep the NIC rows).
+    for label in list(links):
+        for other, value in list(links[label].items()):
+            links.setdefault(other, {}).setdefault(label, value)
+
+    legend = {}
+    for line in lines:
+        match = _NIC_LEGEND.match(line)
+        if match:
+            legend[match.group(1)] = match.group(2)
+
+    cells_by_label = dict(rows)
+    gpus = {}
+    nics = {}
+    for label in labels:
+        if _GPU_LABEL.match(label):
+            cells = cells_by_label.get(label, {})
+            gpus[label] = {
+                "cpu_affinity": _node_list(cells.get("cpu_affinity")),
+                "numa_affinity": _node_list(cells.get("numa_affinity")),
+                "gpu_numa_id": _int_or_none(cells.get("gpu_numa_id")),
+            }
+        elif _NIC_LABEL.match(label):
+            nics[label] = legend.get(label)
+        else:
+            nics[label] = label
+    return {"labels": labels, "gpus": gpus, "nics": nics, "links": links}
+
+
+# --------------------------------------------------------------------------
+# nvidia-smi -L
+# --------------------------------------------------------------------------
+
+_UUID_PART = r"(?:\(\s*UUID\s*:\s*([^)\s]+)\s*\))?"
+_GPU_LINE = re.compile(r"^\s*GPU\s+(\d+)\s*:\s*(.*?)\s*" + _UUID_PART + r"\s*$")
+_MIG_LINE = re.compile(r"^\s*MIG\s+(\S+)\s+Device\s+(\d+)\s*:\s*" + _UUID_PART)
+
+
+def parse_gpu_list(text):
+    """Parse ``nvidia-smi -L``: GPUs with their MIG devices.
+
+    Both MIG UUID forms are kept as printed: ``MIG-<uuid>`` (R470 and later)
+    and ``MIG-GPU-<uuid>/<gi>/<ci>`` (older drivers). Lines that are not GPU or
+    MIG lines are ignored, so a grep of bare UUIDs yields no GPUs.
+    """
+    gpus = []
+    for line in _lines(text):
+        match = _GPU_LINE.match(line)
+        if match:
+            gpus.append({
+                "index": int(match.group(1)),
+                "name": " ".join(match.group(2).split()),
+                "uuid": match.group(3),
+                "mig_devices": [],
+            })
+            continue
+        match = _MIG_LINE.match(line)
+        if match and gpus:
+            gpus[-1]["mig_devices"].append({
+                "index": int(match.group(2)),
+                "profile": match.group(1),
+                "uuid": match.group(3),
+            })
+    return gpus
+
+
+# --------------------------------------------------------------------------
+# nvidia-smi mig -lgip
+# --------------------------------------------------------------------------
+
+_LGIP_ROW = re.compile(
+    r"^(\d+)\s+(?:MIG\s+)?(\S+)\s+(\d+)\s+(\d+)\s*/\s*(\d+)\s+(\d+(?:\.\d+)?|N/A|-)\s*(.*)$")
+# A compact form some tools print: "0  MIG 1g.24gb  Profile ID: 14, Instances: 4/4  Mem: 24.00 GiB".
+_LGIP_KEYED_ROW = re.compile(
+    r"^(\d+)\s+(?:MIG\s+)?(\S+)\s+.*?\bID:\s*(\d+),?\s+Instances:\s*(\d+)\s*/\s*(\d+)"
+    r"(?:\s+Mem:\s*(\d+(?:\.\d+)?))?")
+_DEFAULT_ROW_COLUMNS = ["p2p", "sm", "dec", "enc"]
+_DEFAULT_MORE_COLUMNS = ["ce", "jpeg", "ofa"]
+# First-line columns already read by the row pattern, and second-line words
+# that only qualify a first-line column.
+_ROW_FIXED = ("gpu", "name", "id", "instances", "memory", "profile")
+_SUBHEADINGS = ("free_total", "gib", "mig", "id", "")
+
+
+def _column_key(word):
+    return re.sub(r"[^a-z0-9]+", "_", word.lower()).strip("_")
+
+
+def _cell_value(key, value):
+    if key == "p2p":
+        return {"yes": True, "no": False}.get(value.lower())
+    number = _int_or_none(value)
+    return value if number is None else number
+
+
+def parse_gpu_instance_profiles(text):
+    """Parse ``nvidia-smi mig -lgip``: one item per GPU and profile.
+
+    Items hold ``gpu``, ``name`` (without the ``MIG`` prefix, suffixes such as
+    ``+me``, ``+gfx``, ``-me`` and ``+me.all`` kept), ``id``, ``free``,
+    ``total`` and ``memory_gib``, plus the table's other columns under their
+    lower-cased headings (``p2p`` as a bool, ``sm``, ``dec``, ``enc``, ``ce``,
+    ``jpeg``, ``ofa``). The older table and the newer, wider one both parse,
+    with or without a second line per profile.
+    """
+    row_columns = list(_DEFAULT_ROW_COLUMNS)
+    more_columns = list(_DEFAULT_MORE_COLUMNS)
+    profiles = []
+    last_was_row = False
+    for raw in _lines(text):
+        line = raw.strip().strip("|").strip()
+        words = line.split()
+        if "Name" in words and "Instances" in words:
+            keys = [_column_key(word) for word in words]
+            row_columns = [key for key in keys if key not in _ROW_FIXED] or row_columns
+            last_was_row = False
+            continue
+        if "Free/Total" in words:
+            keys = [_column_key(word) for word in words]
+            more_columns = [key for key in keys if key not in _SUBHEADINGS] or more_columns
+            last_was_row = False
+            continue
+        match = _LGIP_ROW.match(line)
+        if match and not re.match(r"^\d+$", match.group(2)):
+            memory = match.group(6)
+            item = {
+                "gpu": int(match.group(1)),
+                "name": match.group(2),
+                "id": int(match.group(3)),
+                "free": int(match.group(4)),
+                "total": int(match.group(5)),
+                "memory_gib": float(memory) if memory[0].isdigit() else None,
+            }
+            for key, value in zip(row_columns, match.group(7).split()):
+                item[key] = _cell_value(key, value)
+            profiles.append(item)
+            last_was_row = True
+            continue
+        match = _LGIP_KEYED_ROW.match(line)
+        if match:
+            profiles.append({
+                "gpu": int(match.group(1)),
+                "name": match.group(2),
+                "id": int(match.group(3)),
+                "free": int(match.group(4)),
+                "total": int(match.group(5)),
+                "memory_gib": float(match.group(6)) if match.group(6) else None,
+            })
+            last_was_row = False
+            continue
+        if last_was_row and words and all(re.match(r"^\d+$", word) for word in words):
+            # The second line of a profile: CE, JPEG, OFA under SM, DEC, ENC.
+            for key, value in zip(more_columns[-len(words):], words):
+                profiles[-1][key] = int(value)
+        last_was_row = False
+    return profiles
+
+
+# --------------------------------------------------------------------------
+# nvidia-smi -q -x
+# --------------------------------------------------------------------------
+
+_PCI_BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
+
+
+def pci_bus_id_to_sysfs(bus_id):
+    """``00000000:18:00.0`` (nvidia-smi) to ``0000:18:00.0`` (sysfs); None if malformed.
+
+    nvidia-smi pads the domain to 8 hex digits and uses capitals; sysfs uses
+    at least 4 digits, lower case. Domains above ffff keep all their digits.
+    """
+    match = _PCI_BUS_ID.match((bus_id or "").strip())
+    if not match:
+        return None
+    domain = int(match.group(1) or "0", 16)
+    return "%04x:%02x:%02x.%x" % (
+        domain, int(match.group(2), 16), int(match.group(3), 16), int(match.group(4), 16))
+
+
+def _text(element, path):
+    if element is None:
+        return None
+    found = element.find(path)
+    if found is None or found.text is None:
+        return None
+    value = found.text.strip()
+    return None if value in ("", "N/A", "[N/A]", "Not Supported", "[Not Supported]") else value
+
+
+def _mib(value):
+    match = re.match(r"^(\d+)\s*MiB$", value or "")
+    return int(match.group(1)) if match else None
+
+
+def parse_query_xml(text):
+    """Parse ``nvidia-smi -q -x`` into driver/CUDA versions and one dict per GPU.
+
+    GPUs keep nvidia-smi's order, which is its index order. Raises ValueError
+    when no ``nvidia_smi_log`` document can be read.
+    """
+    text = text or ""
+    start = text.find("<nvidia_smi_log")
+    end = text.rfind("</nvidia_smi_log>")
+    if start < 0 or end < 0:
+        raise ValueError("no nvidia_smi_log document in the output")
+    try:
+        root = ElementTree.fromstring(text[start:end + len("</nvidia_smi_log>")])
+    except ElementTree.ParseError as error:
+        raise ValueError("unreadable nvidia-smi XML: %s" % error)
+    gpus = []
+    for index, gpu in enumerate(root.findall("gpu")):
+        bus_id = _text(gpu, "pci/pci_bus_id") or (gpu.get("id") or "").strip() or None
+        mig_devices = []
+        for device in gpu.findall("mig_devices/mig_device"):
+            mig_devices.append({
+                "index": _int_or_none(_text(device, "index")),
+                "gpu_instance_id": _int_or_none(_text(device, "gpu_instance_id")),
+                "compute_instance_id": _int_or_none(_text(device, "compute_instance_id")),
+                "memory_total_mib": _mib(_text(device, "fb_memory_usage/total")),
+            })
+        gpus.append({
+            "index": index,
+            "name": _text(gpu, "product_name"),
+            "uuid": _text(gpu, "uuid"),
+            "pci_bus_id": bus_id,
+            "minor_number": _int_or_none(_text(gpu, "minor_number")),
+            "memory_total_mib": _mib(_text(gpu, "fb_memory_usage/total")),
+            "persistence_mode": _text(gpu, "persistence_mode"),
+            "mig_mode": _text(gpu, "mig_mode/current_mig"),
+            "mig_mode_pending": _text(gpu, "mig_mode/pending_mig"),
+            "compute_mode": _text(gpu, "compute_mode"),
+            "mig_devices": mig_devices,
+        })
+    return {
+        "driver_version": _text(root, "driver_version"),
+        "cuda_version": _text(root, "cuda_version"),
+        "gpus": gpus,
+    }
