@@ -1,0 +1,305 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: gpu_numa_facts
+short_description: Gather GPU, NIC and NUMA topology facts, with binding recommendations
+version_added: "0.1.0"
+description:
+  - Sets C(ansible_facts.gpu_topology) from C(nvidia-smi -q -x), C(nvidia-smi topo -m) and sysfs
+    (PCI devices, RDMA devices and NUMA nodes).
+  - For each GPU it reports the NUMA nodes and CPUs local to it, its nearest RDMA NICs, and the
+    C(numactl) and C(taskset) arguments that bind a job to them.
+  - Runs nvidia-smi once per kind of data, never once per GPU. C(nvidia-smi -L) is only run when a
+    GPU has MIG enabled, to report MIG device UUIDs. Every command runs under a timeout.
+  - Reads only; it never changes the host.
+author:
+  - gpuops.hardening developers (@gpuops)
+options:
+  require_gpu:
+    description:
+      - Fail when nvidia-smi is missing, fails, or reports no GPU.
+      - When false, the facts are still set, with C(gpus: []) and a warning, so one play can
+        cover nodes with and without GPUs.
+    type: bool
+    default: true
+  nvidia_smi_path:
+    description: Path to nvidia-smi. By default it is searched on E(PATH) and in C(/usr/local/nvidia/bin).
+    type: path
+  sysfs_root:
+    description: Root of the sysfs tree to read. Tests point it at a fake tree.
+    type: path
+    default: /sys
+  proc_root:
+    description: Root of the procfs tree, where C(sys/kernel/numa_balancing) is read.
+    type: path
+    default: /proc
+  timeout:
+    description: Seconds allowed for each nvidia-smi call.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    description: Reads only, so it runs unchanged in check mode.
+    support: full
+  diff_mode:
+    description: Changes nothing, so there is nothing to diff.
+    support: none
+  facts:
+    description: Sets C(ansible_facts.gpu_topology).
+    support: full
+notes:
+  - A PCI device whose sysfs C(numa_node) is C(-1) (common in VMs) gets C(numa_node: null) and a warning.
+  - On a GH200 the GPU's memory is a CPU-less NUMA node; it is reported as C(gpu_memory_numa_node),
+    and the binding names the node of the Grace CPUs.
+requirements:
+  - nvidia-smi from the NVIDIA driver, on GPU nodes.
+"""
+
+EXAMPLES = r"""
+- name: Read the GPU topology
+  gpuops.hardening.gpu_numa_facts:
+
+- name: Cover GPU and CPU-only nodes in one play
+  gpuops.hardening.gpu_numa_facts:
+    require_gpu: false
+
+- name: Show how to bind a job to GPU 5
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.gpu_topology.recommendations[5].numactl }} -- python train.py"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: The facts set.
+  returned: always
+  type: complex
+  contains:
+    gpu_topology:
+      description: GPUs, RDMA NICs, NUMA nodes, links, binding recommendations and warnings.
+      returned: always
+      type: complex
+      contains:
+        driver_version:
+          description: NVIDIA driver version, or None without nvidia-smi.
+          type: str
+          returned: always
+          sample: "550.54.15"
+        cuda_version:
+          description: Highest CUDA version the driver supports.
+          type: str
+          returned: always
+          sample: "12.4"
+        gpus:
+          description: One item per GPU, in nvidia-smi index order.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - index: 5
+              uuid: GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55
+              name: NVIDIA H100 80GB HBM3
+              pci_bus_id: "0000:ba:00.0"
+              pci_bus_id_nvidia_smi: "00000000:BA:00.0"
+              numa_node: 1
+              numa_affinity: [1]
+              gpu_memory_numa_node: null
+              cpus: [56, 57, 58]
+              local_cpulist: "56-111,168-223"
+              nearest_nics: [mlx5_5]
+              memory_total_mib: 81559
+              persistence_mode: Enabled
+              mig_mode: Disabled
+              mig_mode_pending: Disabled
+              compute_mode: Default
+              mig_devices: []
+              driver_version: "550.54.15"
+              cuda_version: "12.4"
+        nics:
+          description: RDMA devices with their netdevs, PCI address, NUMA node and nearest GPUs.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - name: mlx5_5
+              netdevs: [ibp186s0]
+              pci_bus_id: "0000:ba:00.1"
+              numa_node: 1
+              local_cpulist: "56-111,168-223"
+              topology_label: NIC5
+              nearest_gpus: [5]
+        numa_nodes:
+          description: NUMA nodes with CPUs, memory and distance row; CPU-less nodes have C(cpus=[]).
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - id: 1
+              cpus: [56, 57]
+              cpulist: "56-111,168-223"
+              has_cpu: true
+              memory_total_kib: 1056768000
+              distances: [21, 10]
+              gpus: [4, 5, 6, 7]
+              nics: [mlx5_4, mlx5_5]
+        numa_balancing:
+          description: Whether C(kernel.numa_balancing) is on; None when it cannot be read.
+          type: bool
+          returned: always
+        links:
+          description:
+            - The parsed C(nvidia-smi topo -m) matrix.
+            - C(labels) in printed order, C(nics) mapping NIC labels to device names, and C(matrix)
+              as C({label: {other_label: link}}).
+          type: dict
+          returned: always
+          sample:
+            labels: [GPU0, GPU1, NIC0]
+            nics: {NIC0: mlx5_0}
+            matrix: {GPU0: {GPU1: NV18, NIC0: PIX}}
+        recommendations:
+          description: Per GPU, how to bind a job to it; C(numactl_args) is None when the affinity is unknown.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - gpu: 5
+              uuid: GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55
+              pci_bus_id: "0000:ba:00.0"
+              numa_nodes: [1]
+              numactl_args: ["--cpunodebind=1", "--membind=1"]
+              numactl: numactl --cpunodebind=1 --membind=1
+              taskset_cpus: "56-111,168-223"
+              taskset: taskset -c 56-111,168-223
+              cuda_visible_devices: "5"
+        warnings:
+          description: Findings worth acting on, also raised as module warnings.
+          type: list
+          elements: str
+          returned: always
+          sample:
+            - "GPU 3: its nearest NIC (mlx5_6) is on another NUMA node; GPUDirect RDMA traffic crosses the socket interconnect"
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
+    parse_gpu_list,
+    parse_query_xml,
+    parse_topology_matrix,
+    pci_bus_id_to_sysfs,
+)
+from ansible_collections.gpuops.hardening.plugins.module_utils.sysfs_topology import (
+    read_numa_balancing,
+    read_numa_nodes,
+    read_pci_device,
+    read_rdma_devices,
+)
+
+# Where driver containers and some images put the tool, off the usual PATH.
+EXTRA_BIN_DIRS = ["/usr/local/nvidia/bin"]
+
+
+class GpuToolProblem(Exception):
+    """nvidia-smi is missing, failed, or printed nothing usable."""
+
+
+def _error_text(rc, out, err):
+    text = (err or out or "").strip().splitlines()
+    return "exit code %s: %s" % (rc, text[-1] if text else "no output")
+
+
+def query_nvidia_smi(module, binary, timeout):
+    """(query, matrix, gpu_list, notes) from one -q -x, one topo -m and, for MIG, one -L."""
+    notes = []
+    rc, out, err = run(module, [binary, "-q", "-x"], timeout=timeout)
+    if rc != 0:
+        raise GpuToolProblem("nvidia-smi -q -x failed with %s" % _error_text(rc, out, err))
+    try:
+        query = parse_query_xml(out)
+    except ValueError as error:
+        raise GpuToolProblem("nvidia-smi -q -x printed no usable XML: %s" % error)
+    if not query["gpus"]:
+        raise GpuToolProblem("nvidia-smi reports no GPUs")
+
+    matrix = None
+    rc, out, err = run(module, [binary, "topo", "-m"], timeout=timeout)
+    if rc == 0:
+        matrix = parse_topology_matrix(out)
+    else:
+        notes.append("nvidia-smi topo -m failed (%s); links and nearest NICs come from sysfs alone"
+                     % _error_text(rc, out, err))
+
+    gpu_list = None
+    if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
+        rc, out, err = run(module, [binary, "-L"], timeout=timeout)
+        if rc == 0:
+            gpu_list = parse_gpu_list(out)
+        else:
+            notes.append("nvidia-smi -L failed (%s); MIG device UUIDs are not reported" % _error_text(rc, out, err))
+    return query, matrix, gpu_list, notes
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            require_gpu=dict(type="bool", default=True),
+            nvidia_smi_path=dict(type="path"),
+            sysfs_root=dict(type="path", default="/sys"),
+            proc_root=dict(type="path", default="/proc"),
+            timeout=dict(type="int", default=30),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    notes = []
+    query = matrix = gpu_list = None
+
+    try:
+        binary = params["nvidia_smi_path"] or module.get_bin_path("nvidia-smi", opt_dirs=EXTRA_BIN_DIRS)
+        if binary and not os.access(binary, os.X_OK):
+            raise GpuToolProblem("nvidia-smi at %s is missing or not executable" % binary)
+        if not binary:
+            raise GpuToolProblem("nvidia-smi was not found on PATH or in %s; install the NVIDIA driver, "
+                                 "or set require_gpu: false for nodes without GPUs" % ", ".join(EXTRA_BIN_DIRS))
+        query, matrix, gpu_list, notes = query_nvidia_smi(module, binary, params["timeout"])
+    except (GpuToolProblem, CommandTimeout) as problem:
+        if params["require_gpu"]:
+            module.fail_json(msg=str(problem))
+        notes.append("%s; reporting no GPUs" % problem)
+
+    sysfs_root = params["sysfs_root"]
+    pci_devices = {}
+    for gpu in (query or {}).get("gpus", []):
+        address = pci_bus_id_to_sysfs(gpu["pci_bus_id"])
+        if address:
+            pci_devices[address] = read_pci_device(sysfs_root, address)
+
+    topology = build_topology(
+        query,
+        matrix=matrix,
+        pci_devices=pci_devices,
+        rdma_devices=read_rdma_devices(sysfs_root),
+        numa_nodes=read_numa_nodes(sysfs_root),
+        numa_balancing=read_numa_balancing(params["proc_root"]),
+        gpu_list=gpu_list,
+    )
+    topology["warnings"] = notes + topology["warnings"]
+    for warning in topology["warnings"]:
+        module.warn(warning)
+    module.exit_json(changed=False, ansible_facts={"gpu_topology": topology})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_numa_facts against a scripted nvidia-smi and a fake sysfs tree.
+
+The scripted tool is a real executable, so the module's own command path
+(argv list, C locale, coreutils timeout) is exercised, and it logs each call
+so the tests can hold the module to one call per kind of data.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.modules import gpu_numa_facts
+from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "nvidia_smi")
+
+XML_GPU = """    <gpu id="{bus}">
+        <product_name>NVIDIA H100 80GB HBM3</product_name>
+        <persistence_mode>Enabled</persistence_mode>
+        <mig_mode><current_mig>{mig}</current_mig><pending_mig>{mig}</pending_mig></mig_mode>
+        <uuid>GPU-0000000{index}-aaaa-bbbb-cccc-dddddddddddd</uuid>
+        <minor_number>{index}</minor_number>
+        <pci><pci_bus_id>{bus}</pci_bus_id></pci>
+        <fb_memory_usage><total>81559 MiB</total></fb_memory_usage>
+        <compute_mode>Default</compute_mode>
+    </gpu>
+"""
+
+
+def _xml(bus_ids, mig="Disabled"):
+    gpus = "".join(XML_GPU.format(bus=bus, index=index, mig=mig) for index, bus in enumerate(bus_ids))
+    return ('<?xml version="1.0" ?>\n<nvidia_smi_log>\n    <driver_version>550.90.07</driver_version>\n'
+            "    <cuda_version>12.4</cuda_version>\n" + gpus + "</nvidia_smi_log>\n")
+
+
+BUS4 = ["00000000:18:00.0", "00000000:2A:00.0", "00000000:9A:00.0", "00000000:AB:00.0"]
+NODES = {0: {"cpus": "0-15,64-79", "memory_kib": 100, "distances": [10, 21]},
+         2: {"cpus": "32-47,96-111", "memory_kib": 100, "distances": [21, 10]}}
+PCI = {
+    "0000:18:00.0": {"numa_node": 0, "cpulist": "0-15,64-79"},
+    "0000:2a:00.0": {"numa_node": 0, "cpulist": "0-15,64-79"},
+    "0000:9a:00.0": {"numa_node": 2, "cpulist": "32-47,96-111"},
+    "0000:ab:00.0": {"numa_node": 2, "cpulist": "32-47,96-111"},
+    "0000:1a:00.0": {"numa_node": 0, "cpulist": "0-15,64-79", "net": ["ibp26s0"]},
+    "0000:9c:00.0": {"numa_node": 2, "cpulist": "32-47,96-111", "net": ["ibp156s0"]},
+    "0000:2c:00.0": {"numa_node": 0, "cpulist": "0-15,64-79", "net": ["bond0"]},
+}
+RDMA = {"mlx5_0": "0000:1a:00.0", "mlx5_1": "0000:9c:00.0", "mlx5_bond_0": "0000:2c:00.0"}
+
+
+class Host:
+    """A scripted nvidia-smi plus sysfs and procfs folders."""
+
+    def __init__(self, tmp_path):
+        self.dir = tmp_path
+        self.tool = tmp_path / "nvidia-smi"
+        self.calls = tmp_path / "calls.log"
+        self.sysfs = fake_sysfs.build(tmp_path / "sys", NODES, PCI, RDMA)
+        self.proc = tmp_path / "proc"
+        (self.proc / "sys" / "kernel").mkdir(parents=True)
+        self.numa_balancing("0")
+        self.answer("-q -x", _xml(BUS4))
+        with open(os.path.join(FIXTURES, "topo_4gpu_3nic_tabs.txt"), encoding="utf-8") as handle:
+            self.answer("topo -m", handle.read())
+        with open(os.path.join(FIXTURES, "gpu_list_mixed.txt"), encoding="utf-8") as handle:
+            self.answer("-L", handle.read())
+        self.script()
+
+    def answer(self, args, stdout, rc=0):
+        name = args.replace(" ", "_")
+        (self.dir / ("out" + name)).write_text(stdout)
+        (self.dir / ("rc" + name)).write_text(str(rc))
+
+    def script(self, body=None):
+        self.tool.write_text(body or (
+            "#!/bin/sh\n"
+            'echo "$*" >> "%s"\n'
+            'key=$(echo "$*" | tr " " "_")\n'
+            'cat "%s/out$key"\n'
+            'exit $(cat "%s/rc$key")\n' % (self.calls, self.dir, self.dir)))
+        self.tool.chmod(self.tool.stat().st_mode | stat.S_IXUSR)
+
+    def numa_balancing(self, value):
+        (self.proc / "sys" / "kernel" / "numa_balancing").write_text(value + "\n")
+
+    def args(self, **extra):
+        args = {"nvidia_smi_path": str(self.tool), "sysfs_root": self.sysfs, "proc_root": str(self.proc)}
+        args.update(extra)
+        return args
+
+    def called(self):
+        return self.calls.read_text().splitlines() if self.calls.exists() else []
+
+
+@pytest.fixture
+def host(tmp_path):
+    return Host(tmp_path)
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_facts(host, check_mode):
+    result = run_module(gpu_numa_facts.main, host.args(), check_mode=check_mode)
+    assert not result["failed"], result
+    assert result["changed"] is False
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert set(topology) >= {"gpus", "nics", "numa_nodes", "links", "recommendations", "warnings"}
+    assert [gpu["index"] for gpu in topology["gpus"]] == [0, 1, 2, 3]
+    assert topology["gpus"][2]["pci_bus_id"] == "0000:9a:00.0"
+    assert topology["gpus"][2]["nearest_nics"] == ["mlx5_1"]
+    assert topology["recommendations"][3]["numactl"] == "numactl --cpunodebind=2 --membind=2"
+    assert topology["warnings"] == [] and result["warnings"] == []
+    # One call per kind of data, whatever the number of GPUs; no -L without MIG.
+    assert host.called() == ["-q -x", "topo -m"]
+
+
+def test_mig_adds_one_list_call(host):
+    host.answer("-q -x", _xml(BUS4, mig="Enabled"))
+    result = run_module(gpu_numa_facts.main, host.args())
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert host.called() == ["-q -x", "topo -m", "-L"]
+    assert topology["gpus"][0]["mig_devices"][0]["profile"] == "3g.40gb"
+    assert topology["gpus"][0]["mig_mode"] == "Enabled"
+
+
+def test_warnings_are_raised_and_returned(host):
+    host.numa_balancing("1")
+    result = run_module(gpu_numa_facts.main, host.args())
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert topology["numa_balancing"] is True
+    assert any("numa_balancing is 1" in warning for warning in result["warnings"])
+    assert result["warnings"] == topology["warnings"]
+
+
+def test_missing_tool_fails_clearly(host, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    args = host.args()
+    del args["nvidia_smi_path"]
+    result = run_module(gpu_numa_facts.main, args)
+    assert result["failed"]
+    assert "nvidia-smi was not found" in result["msg"] and "require_gpu: false" in result["msg"]
+
+
+def test_missing_tool_allowed(host, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    args = host.args(require_gpu=False)
+    del args["nvidia_smi_path"]
+    result = run_module(gpu_numa_facts.main, args)
+    assert not result["failed"], result
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert topology["gpus"] == [] and topology["recommendations"] == []
+    assert len(topology["numa_nodes"]) == 2 and len(topology["nics"]) == 3
+    assert any("nvidia-smi was not found" in warning for warning in result["warnings"])
+
+
+def test_explicit_path_missing(host):
+    result = run_module(gpu_numa_facts.main, host.args(nvidia_smi_path=str(host.dir / "nope")))
+    assert result["failed"] and "missing or not executable" in result["msg"]
+
+
+def test_driver_failure(host):
+    host.answer("-q -x", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", rc=9)
+    result = run_module(gpu_numa_facts.main, host.args())
+    assert result["failed"]
+    assert "exit code 9" in result["msg"] and "couldn't communicate" in result["msg"]
+    relaxed = run_module(gpu_numa_facts.main, host.args(require_gpu=False))
+    assert not relaxed["failed"] and relaxed["ansible_facts"]["gpu_topology"]["gpus"] == []
+
+
+def test_no_gpus_reported(host):
+    host.answer("-q -x", _xml([]))
+    result = run_module(gpu_numa_facts.main, host.args())
+    assert result["failed"] and "no GPUs" in result["msg"]
+
+
+def test_topology_failure_is_a_warning(host):
+    host.answer("topo -m", "topo is not supported here\n", rc=3)
+    result = run_module(gpu_numa_facts.main, host.args())
+    assert not result["failed"], result
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert topology["links"]["matrix"] == {}
+    assert topology["gpus"][0]["nearest_nics"] == ["mlx5_0", "mlx5_bond_0"]
+    assert any("topo -m failed" in warning for warning in result["warnings"])
+
+
+def test_hung_tool_times_out(host):
+    host.script("#!/bin/sh\nsleep 30\n")
+    result = run_module(gpu_numa_facts.main, host.args(timeout=1))
+    assert result["failed"] and "did not finish within 1 seconds" in result["msg"]
