@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The entry point behind every emulated tool: load the state, apply faults, run."""
+
+import os
+import sys
+
+from . import faults, mps, persistenced, smi, state as state_file, texts
+
+TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control")
+
+
+def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
+    """Run one tool invocation; returns the exit code."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    environ = os.environ if environ is None else environ
+    path = state_file.path_from_env(environ.get(state_file.ENV_VAR))
+    try:
+        state = state_file.load(path)
+    except (OSError, ValueError) as error:
+        stderr.write("gpuemu: cannot read the emulator state %s: %s\n" % (path, error))
+        if tool == "nvidia-smi":
+            stdout.write(texts.DRIVER_NOT_LOADED)
+            return texts.RC_DRIVER_NOT_LOADED
+        if tool == "nvidia-persistenced":
+            stderr.write(texts.PERSISTENCED_FAILED)
+            return 1
+        state = None
+    if state is not None:
+        outcome = faults.check(state, tool, list(argv))
+        if outcome:
+            rc, out, err = outcome
+            stdout.write(out)
+            stderr.write(err)
+            return rc
+    if tool == "nvidia-smi":
+        rc, out = smi.run(state, list(argv), path)
+        stdout.write(out)
+        return rc
+    if tool == "nvidia-persistenced":
+        return persistenced.main(list(argv), path, stdout, stderr)
+    if tool == "nvidia-cuda-mps-control":
+        return mps.main(list(argv), path, environ, stdin, stdout, stderr)
+    stderr.write("gpuemu: unknown tool %s\n" % tool)
+    return 2

@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia-smi: option parsing and dispatch to the renderers and controls."""
+
+from . import pci, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, smi_xml, state as state_file, texts
+
+OPTIONS = {
+    "-i": "id", "--id": "id",
+    "-L": "list", "--list-gpus": "list",
+    "-q": "query", "--query": "query",
+    "-x": "xml", "--xml-format": "xml",
+    "-pm": "pm", "--persistence-mode": "pm",
+    "-c": "compute", "--compute-mode": "compute",
+    "-mig": "mig", "--multi-instance-gpu": "mig",
+    "-r": "reset", "--gpu-reset": "reset",
+    "--query-gpu": "query_gpu",
+    "--query-compute-apps": "query_apps",
+    "--format": "format",
+    "-h": "help", "--help": "help",
+    "--version": "version",
+}
+WITH_VALUE = {"id", "pm", "compute", "mig", "query_gpu", "query_apps", "format"}
+CHANGES = ("pm", "compute", "mig", "reset")
+
+USAGE = """NVIDIA System Management Interface -- v%s
+
+nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...
+
+    -h,   --help                Print usage information and exit.
+    -L,   --list-gpus           Display a list of GPUs connected to the system.
+    -i,   --id=                 Target a specific GPU.
+    -q,   --query               Display GPU or Unit info.
+    -x,   --xml-format          Produce XML output.
+    --query-gpu=                Information about GPU.
+    --query-compute-apps=       List of active compute processes.
+    --format=                   Comma separated list of format options: csv, noheader, nounits.
+    -pm,  --persistence-mode=   Set persistence mode: 0/DISABLED, 1/ENABLED
+    -c,   --compute-mode=       Set MODE for compute applications: 0/DEFAULT, 2/PROHIBITED, 3/EXCLUSIVE_PROCESS
+    -r,   --gpu-reset           Trigger reset of the GPU.
+    -mig, --multi-instance-gpu= Enable or disable Multi Instance GPU: 0/DISABLED, 1/ENABLED
+
+    topo -m                     Display the GPU/NIC topology matrix.
+    mig                         Multi Instance GPU management (-lgip, -lgipp, -lgi, -lci, -cgi, -cci, -dci, -dgi).
+"""
+
+
+def parse(argv):
+    options = {}
+    tokens = list(argv)
+    while tokens:
+        token = tokens.pop(0)
+        name, equals, inline = token.partition("=")
+        key = OPTIONS.get(name)
+        if key is None:
+            return None, texts.UNKNOWN_OPTION % name
+        if key in WITH_VALUE:
+            if equals:
+                options[key] = inline
+            elif tokens:
+                options[key] = tokens.pop(0)
+            else:
+                return None, texts.INVALID_COMBINATION
+        else:
+            options[key] = True
+    return options, None
+
+
+def select_gpus(state, id_text):
+    """(gpus, None) or (None, (rc, stdout)) for -i: indexes, UUIDs or PCI bus ids."""
+    if id_text is None:
+        return state["gpus"], None
+    chosen = []
+    for token in id_text.split(","):
+        token = token.strip()
+        match = None
+        for gpu in state["gpus"]:
+            if token == str(gpu["index"]) or token.lower() == gpu["uuid"].lower():
+                match = gpu
+            elif ":" in token and "." in token:
+                try:
+                    if pci.split(token) == pci.split(gpu["pci_bus_id"]):
+                        match = gpu
+                except ValueError:
+                    pass
+        if match is None:
+            return None, (texts.RC_QUERY_FAILED, texts.NO_DEVICES)
+        if match not in chosen:
+            chosen.append(match)
+    return chosen, None
+
+
+def _version(state):
+    return "NVIDIA-SMI version  : %s\nNVML version        : %s\nDRIVER version      : %s\nCUDA Version        : %s\n" % (
+        state["driver_version"], state["driver_version"].rsplit(".", 1)[0], state["driver_version"], state["cuda_version"])
+
+
+def run(state, argv, state_path):
+    """Returns (rc, stdout). Changes are written back to state_path."""
+    if argv and argv[0] == "topo":
+        if argv[1:] in (["-m"], ["--matrix"]):
+            return texts.RC_OK, smi_topo.render(state)
+        return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+    if argv and argv[0] == "mig":
+        with state_file.editing(state_path) as live:
+            return smi_mig.run(live, argv[1:], lambda text: select_gpus(live, text))
+    options, error = parse(argv)
+    if error:
+        return texts.RC_INVALID_ARGUMENT, error
+    if options.get("help"):
+        return texts.RC_OK, USAGE % state["driver_version"]
+    if options.get("version"):
+        return texts.RC_OK, _version(state)
+    if any(key in options for key in CHANGES):
+        return _change(options, state_path)
+    gpus, error = select_gpus(state, options.get("id"))
+    if error:
+        return error
+    if "query_gpu" in options or "query_apps" in options:
+        query = smi_query.query_gpus if "query_gpu" in options else smi_query.query_apps
+        fields = options.get("query_gpu", options.get("query_apps"))
+        return query(state, gpus, fields, options.get("format"))
+    if options.get("list"):
+        return texts.RC_OK, smi_list.render(state, gpus)
+    if options.get("query") and options.get("xml"):
+        return texts.RC_OK, smi_xml.render(state, gpus)
+    if options.get("query") or options.get("xml"):
+        # Only the XML form of -q is emulated.
+        return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+    return texts.RC_OK, smi_summary.render(state, gpus)
+
+
+def _change(options, state_path):
+    with state_file.editing(state_path) as live:
+        gpus, error = select_gpus(live, options.get("id"))
+        if error:
+            return error
+        if "pm" in options:
+            return smi_control.persistence(live, gpus, options["pm"])
+        if "compute" in options:
+            return smi_control.compute_mode(gpus, options["compute"])
+        if "mig" in options:
+            return smi_control.mig_mode(live, gpus, options["mig"])
+        return smi_control.reset(live, gpus)

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Messages and exit codes of the real tools, kept in one place so tests and
+parsers meet the same wording."""
+
+# nvidia-smi exit codes (documented in nvidia-smi(1)).
+RC_OK = 0
+RC_INVALID_ARGUMENT = 2
+RC_NOT_SUPPORTED = 3
+RC_QUERY_FAILED = 6
+RC_DRIVER_NOT_LOADED = 9
+RC_OTHER = 255
+RC_COMMAND_NOT_FOUND = 127
+
+DRIVER_NOT_LOADED = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n\n"
+)
+NO_DEVICES = "No devices were found\n"
+VERSION_MISMATCH = "Failed to initialize NVML: Driver/library version mismatch\n"
+
+# Canned failures selectable with faults.driver: (rc, stdout).
+DRIVER_FAULTS = {
+    "not_loaded": (RC_DRIVER_NOT_LOADED, DRIVER_NOT_LOADED),
+    "no_devices": (RC_QUERY_FAILED, NO_DEVICES),
+    "version_mismatch": (18, VERSION_MISMATCH),
+}
+
+INVALID_COMBINATION = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n"
+UNKNOWN_OPTION = "ERROR: Option %s is not recognized. Please run 'nvidia-smi -h' for help.\n"
+INVALID_FIELD = 'Field "%s" is not a valid field to query.\n\n'
+ALL_DONE = "All done.\n"
+
+IN_USE = "In use by another client"
+IN_USE_DEVICES = (
+    "%d device is currently being used by one or more other processes (e.g., Fabric Manager, "
+    "CUDA application, graphics application such as an X server, or a monitoring application "
+    "such as another instance of nvidia-smi). Please first kill all processes using this device "
+    "and all compute applications running in the system.\n"
+)
+MIG_PENDING = "Warning: MIG mode is in pending %s state for GPU %s:%s\n"
+MIG_PENDING_IN_USE = (
+    "%s is currently being used by one or more other processes (e.g. CUDA application or a "
+    "monitoring application such as another instance of nvidia-smi). Please first kill all "
+    "processes using the device and retry the command or reboot the system to make MIG mode effective.\n"
+)
+MIG_PENDING_RESET = "Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU %s\n"
+TERMINATING = "Terminating early due to previous errors.\n"
+TREATING_AS_WARNING = "Treating as warning and moving on.\n"
+
+NO_MIG_SUPPORTED = "No MIG-supported devices found.\n"
+NO_MIG_ENABLED = "No MIG-enabled devices found.\n"
+NO_GPU_INSTANCES = "No GPU instances found: Not Found\n"
+NO_COMPUTE_INSTANCES = "No compute instances found: Not Found\n"
+
+PERSISTENCED_FAILED = "nvidia-persistenced failed to initialize. Check syslog for more details.\n"
+
+MPS_NO_DAEMON = "Cannot find MPS control daemon process\n"
+MPS_ALREADY_RUNNING = "An instance of this daemon is already running\n"
