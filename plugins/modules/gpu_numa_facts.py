@@ -26,8 +26,8 @@ options:
   require_gpu:
     description:
       - Fail when nvidia-smi is missing, fails, or reports no GPU.
-      - When false, the facts are still set, with C(gpus: []) and a warning, so one play can
-        cover nodes with and without GPUs.
+      - When false, the facts are still set, with an empty C(gpus) list and a warning, so one play
+        can cover nodes with and without GPUs.
     type: bool
     default: true
   nvidia_smi_path:
@@ -56,7 +56,7 @@ attributes:
     description: Sets C(ansible_facts.gpu_topology).
     support: full
 notes:
-  - A PCI device whose sysfs C(numa_node) is C(-1) (common in VMs) gets C(numa_node: null) and a warning.
+  - A PCI device whose sysfs C(numa_node) is C(-1) (common in VMs) gets a null C(numa_node) and a warning.
   - On a GH200 the GPU's memory is a CPU-less NUMA node; it is reported as C(gpu_memory_numa_node),
     and the binding names the node of the Grace CPUs.
 requirements:
@@ -156,8 +156,8 @@ ansible_facts:
         links:
           description:
             - The parsed C(nvidia-smi topo -m) matrix.
-            - C(labels) in printed order, C(nics) mapping NIC labels to device names, and C(matrix)
-              as C({label: {other_label: link}}).
+            - "C(labels) in printed order, C(nics) mapping NIC labels to device names, and C(matrix)
+              as C({label: {other_label: link}})."
           type: dict
           returned: always
           sample:

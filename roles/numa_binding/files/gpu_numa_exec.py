@@ -3,6 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpu-numa-exec: run a command on a GPU, bound to that GPU's NUMA node.
 
+Installed by the gpuops.hardening.numa_binding role; local edits are overwritten.
+
     gpu-numa-exec --gpu 5 -- python train.py
 
 sets CUDA_VISIBLE_DEVICES=5 and CUDA_DEVICE_ORDER=PCI_BUS_ID (so CUDA numbers

@@ -82,8 +82,8 @@ def test_software_rdma_device_without_pci_parent(tmp_path):
 
 
 def test_cpumask_when_no_cpulist(tmp_path):
-    root = fake_sysfs.build(tmp_path / "sys", NODES, {"0000:18:00.0": {"numa_node": 0, "cpulist": None,
-                                                                      "cpumask": "00000000,0000ff00"}})
+    masked = {"0000:18:00.0": {"numa_node": 0, "cpulist": None, "cpumask": "00000000,0000ff00"}}
+    root = fake_sysfs.build(tmp_path / "sys", NODES, masked)
     device = sysfs_topology.read_pci_device(root, "0000:18:00.0")
     assert device["cpus"] == list(range(8, 16)) and device["local_cpulist"] is None
 
