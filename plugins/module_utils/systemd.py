@@ -34,6 +34,58 @@ def unit_file_exists(unit, unit_dirs=UNIT_DIRS):
     return any(os.path.lexists(os.path.join(directory, unit)) for directory in unit_dirs)
 
 
+def dropin_files(directories, suffix=".conf"):
+    """Drop-in paths in the order systemd applies them: sorted by file name, a
+    name in an earlier directory hiding the same name in later ones."""
+    chosen = {}
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(suffix) and name not in chosen:
+                chosen[name] = os.path.join(directory, name)
+    return [chosen[name] for name in sorted(chosen)]
+
+
+def last_setting(text, section, key):
+    """The last value of key in [section] of a unit-style file, or None.
+
+    An empty assignment (``Key=``) resets to the built-in default and is returned as "".
+    """
+    value = None
+    current = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+        elif current == section and "=" in line:
+            name, dummy, found = line.partition("=")
+            if name.strip() == key:
+                value = found.strip()
+    return value
+
+
+def parse_show(text):
+    """``systemctl show`` output (blank-line separated blocks of Key=Value) -> list of dicts."""
+    blocks = []
+    current = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(current)
+                current = {}
+            continue
+        key, dummy, value = line.partition("=")
+        current[key] = value
+    if current:
+        blocks.append(current)
+    return blocks
+
+
 class Systemctl(object):
     """systemctl calls with the module's timeout and check mode."""
 
@@ -60,6 +112,16 @@ class Systemctl(object):
             if rc != 0:
                 self.module.fail_json(msg="systemctl enable %s failed: %s" % (unit, (err or out).strip()))
         return True
+
+    def show(self, units, properties):
+        """Properties of units (of the manager itself when units is empty), one dict each.
+
+        Read-only, so it also runs in check mode.
+        """
+        rc, out, err = self._call("show", "--property=" + ",".join(properties), *units)
+        if rc != 0:
+            self.module.fail_json(msg="systemctl show failed: %s" % (err or out).strip())
+        return parse_show(out)
 
     def daemon_reload(self):
         if self.module.check_mode or not is_booted():
