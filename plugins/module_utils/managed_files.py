@@ -50,9 +50,13 @@ def ensure_content(module, path, content, mode=0o644, backup=False):
     Returns (result, diff): result has path, changed, backup_file; diff is None
     when nothing changes. Honours check mode. The write is atomic (temporary
     file in the same directory, then rename), so a reader never sees half a file.
+    ``mode=None`` keeps an existing file's mode (for files the module only edits,
+    such as /etc/fstab) and gives a new file 0644.
     """
     before = read_text(path)
     content_changed = before != content
+    if mode is None:
+        mode = _current_mode(path) or 0o644
     mode_changed = _current_mode(path) not in (None, mode)
     result = {"path": path, "changed": content_changed or mode_changed, "backup_file": None}
     diff = file_diff(path, before, content) if content_changed else None
@@ -89,4 +93,47 @@ def ensure_absent(module, path, backup=False):
         if backup and before is not None:
             result["backup_file"] = module.backup_local(path)
         os.unlink(path)
+    return result, diff
+
+
+def _describe_link_state(path):
+    if os.path.islink(path):
+        return "symlink to %s\n" % os.readlink(path)
+    if os.path.lexists(path):
+        return read_text(path) or ""
+    return ""
+
+
+def ensure_symlink(module, path, target, backup=False):
+    """Make path a symlink to target (a systemd mask is a link to /dev/null).
+
+    A regular file in the way is backed up first when backup is set. Returns
+    (result, diff) like ensure_content. The link is created beside path and
+    renamed over it, so there is no moment without one.
+    """
+    result = {"path": path, "changed": False, "backup_file": None}
+    if os.path.islink(path) and os.readlink(path) == target:
+        return result, None
+    if os.path.isdir(path) and not os.path.islink(path):
+        module.fail_json(msg="%s is a directory; refusing to replace it with a link to %s" % (path, target))
+    existed = os.path.lexists(path)
+    result["changed"] = True
+    diff = {
+        "before_header": path if existed else "%s (absent)" % path,
+        "after_header": path,
+        "before": _describe_link_state(path),
+        "after": "symlink to %s\n" % target,
+    }
+    if module.check_mode:
+        return result, diff
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    if backup and existed and not os.path.islink(path):
+        result["backup_file"] = module.backup_local(path)
+    tmp_path = os.path.join(directory, ".gpuops-link-%d-%s" % (os.getpid(), os.path.basename(path)))
+    if os.path.lexists(tmp_path):
+        os.unlink(tmp_path)
+    os.symlink(target, tmp_path)
+    os.rename(tmp_path, path)
     return result, diff

@@ -1,0 +1,245 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure helpers for turning swap off: /proc/swaps and /proc/meminfo, the
+swapoff safety check, /etc/fstab swap entries, and zram-generator configuration.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+FSTAB_MARKER = "# gpuops.hardening: swap is off on this GPU node; the line below is the original entry"
+
+# fstab tags that name a udev symlink, as systemd's fstab-generator resolves them.
+FSTAB_TAGS = {
+    "UUID": "/dev/disk/by-uuid/",
+    "LABEL": "/dev/disk/by-label/",
+    "PARTUUID": "/dev/disk/by-partuuid/",
+    "PARTLABEL": "/dev/disk/by-partlabel/",
+}
+
+# zram-generator: the first main file found wins (this order); drop-ins merge by
+# name, a later base directory replacing an earlier one's file of the same name.
+ZRAM_MAIN_CONFIGS = (
+    "run/systemd/zram-generator.conf",
+    "etc/systemd/zram-generator.conf",
+    "usr/local/lib/systemd/zram-generator.conf",
+    "usr/lib/systemd/zram-generator.conf",
+)
+ZRAM_DROPIN_DIRS = (
+    "usr/lib/systemd/zram-generator.conf.d",
+    "usr/local/lib/systemd/zram-generator.conf.d",
+    "etc/systemd/zram-generator.conf.d",
+    "run/systemd/zram-generator.conf.d",
+)
+ZRAM_GENERATORS = (
+    "usr/lib/systemd/system-generators/zram-generator",
+    "lib/systemd/system-generators/zram-generator",
+)
+
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+_ZRAM_SECTION = re.compile(r"^zram[0-9]+$")
+
+
+def unescape_octal(text):
+    r"""fstab and /proc/swaps write space, tab and backslash as ``\040``, ``\011``, ``\134``."""
+    return _OCTAL_ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), text)
+
+
+def parse_proc_swaps(text):
+    """Active swap areas: list of dicts with path, type, size_kib, used_kib, priority."""
+    swaps = []
+    for line in (text or "").splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        try:
+            size, used, priority = int(fields[-3]), int(fields[-2]), int(fields[-1])
+        except ValueError:
+            continue
+        swaps.append({
+            "path": unescape_octal(" ".join(fields[:-4])),
+            "type": fields[-4],
+            "size_kib": size,
+            "used_kib": used,
+            "priority": priority,
+        })
+    return swaps
+
+
+def parse_meminfo(text):
+    """/proc/meminfo as {name: kibibytes}."""
+    info = {}
+    for line in (text or "").splitlines():
+        name, dummy, rest = line.partition(":")
+        fields = rest.split()
+        if fields and fields[0].isdigit():
+            info[name.strip()] = int(fields[0])
+    return info
+
+
+def swapoff_refusal(used_kib, available_kib, margin_kib):
+    """Why turning swap off now is unsafe, or None.
+
+    swapoff pulls every swapped-out page back into RAM. When that does not fit in
+    the memory available now minus a safety margin, the kernel would reclaim hard
+    or invoke the OOM killer on running work instead.
+    """
+    room_kib = available_kib - margin_kib
+    if used_kib <= room_kib:
+        return None
+    return (
+        "%s of swap is in use, but only %s of memory is available, and the safety margin is %s "
+        "(room for %s). Turning swap off now could push running jobs into the OOM killer."
+        % (_mib(used_kib), _mib(available_kib), _mib(margin_kib), _mib(max(room_kib, 0)))
+    )
+
+
+def _mib(kib):
+    return "%.0f MiB" % (kib / 1024.0)
+
+
+def fstab_fields(line):
+    """The whitespace-separated fields of an fstab line; [] for comments and blanks."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return []
+    return stripped.split()
+
+
+def is_swap_entry(line):
+    fields = fstab_fields(line)
+    return len(fields) >= 3 and fields[2] == "swap"
+
+
+def comment_out_swap(text):
+    """Comment out the swap entries of an fstab, touching no other line.
+
+    Each swap line gets a leading ``#`` and, unless already there, a marker line
+    above it. Returns (new_text, [original swap lines]).
+    """
+    out = []
+    commented = []
+    for line in (text or "").splitlines(True):
+        if not is_swap_entry(line):
+            out.append(line)
+            continue
+        ending = "\r\n" if line.endswith("\r\n") else "\n"
+        if not (out and out[-1].rstrip("\r\n") == FSTAB_MARKER):
+            out.append(FSTAB_MARKER + ending)
+        out.append("#" + line)
+        commented.append(line.rstrip("\r\n"))
+    return "".join(out), commented
+
+
+def fstab_device(spec):
+    """The device path systemd derives from an fstab source (UUID=..., LABEL=..., or a path)."""
+    tag, sep, value = spec.partition("=")
+    if sep and tag in FSTAB_TAGS:
+        value = unescape_octal(value.strip('"'))
+        if tag in ("LABEL", "PARTLABEL"):
+            value = value.replace("\\", "\\x5c").replace("/", "\\x2f").replace(" ", "\\x20")
+        return FSTAB_TAGS[tag] + value
+    return unescape_octal(spec)
+
+
+def unit_name_from_path(path, suffix):
+    r"""systemd's unit name for a path (``systemd-escape --path --suffix=...``).
+
+    ``/dev/disk/by-uuid/1-2`` -> ``dev-disk-by\x2duuid-1\x2d2.swap``.
+    """
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if not parts:
+        return "-." + suffix
+    escaped = []
+    for index, char in enumerate("/".join(parts)):
+        if char == "/":
+            escaped.append("-")
+        elif (char.isalnum() and ord(char) < 128 or char in ":_.") and not (index == 0 and char == "."):
+            escaped.append(char)
+        else:
+            escaped.extend("\\x%02x" % byte for byte in bytearray(char.encode("utf-8")))
+    return "".join(escaped) + "." + suffix
+
+
+def parse_unit_ini(text):
+    """Sections of a systemd-style INI file: list of (section, {key: value}), in file order."""
+    sections = []
+    current = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = (line[1:-1].strip(), {})
+            sections.append(current)
+        elif current is not None and "=" in line:
+            key, dummy, value = line.partition("=")
+            current[1][key.strip()] = value.strip()
+    return sections
+
+
+def zram_config_files(root="/", exclude=None):
+    """zram-generator's configuration files in the order it reads them."""
+    files = []
+    for relative in ZRAM_MAIN_CONFIGS:
+        path = os.path.join(root, relative)
+        if os.path.isfile(path):
+            files.append(path)
+            break
+    dropins = {}
+    for relative in ZRAM_DROPIN_DIRS:
+        directory = os.path.join(root, relative)
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".conf") and not name.startswith("."):
+                dropins[name] = os.path.join(directory, name)
+    files.extend(dropins[name] for name in sorted(dropins))
+    return [path for path in files if path != exclude and os.path.realpath(path) != "/dev/null"]
+
+
+def zram_generator_installed(root="/"):
+    return any(os.path.exists(os.path.join(root, relative)) for relative in ZRAM_GENERATORS)
+
+
+def zram_devices(texts):
+    """Devices the merged configuration defines: {name: is_swap}.
+
+    A device is swap unless it has a mount-point or a fs-type other than swap;
+    zram devices holding file systems are not this collection's business.
+    """
+    merged = {}
+    for text in texts:
+        for section, settings in parse_unit_ini(text):
+            if _ZRAM_SECTION.match(section):
+                merged.setdefault(section, {}).update(settings)
+    return dict(
+        (name, not settings.get("mount-point") and settings.get("fs-type", "swap") in ("", "swap"))
+        for name, settings in merged.items()
+    )
+
+
+def zram_sort_key(name):
+    return int(name[len("zram"):])
+
+
+def render_zram_dropin(devices):
+    """A zram-generator drop-in that keeps the given swap devices from being created.
+
+    host-memory-limit = 0 means "only on machines with at most 0 MiB of RAM", which
+    every zram-generator version honours, whatever sets the device's size.
+    """
+    lines = [
+        "# Written by gpuops.hardening: GPU nodes run without swap, zram swap included.",
+        "# zram devices used for file systems are left alone.",
+    ]
+    for name in sorted(devices, key=zram_sort_key):
+        lines.extend(["", "[%s]" % name, "host-memory-limit = 0"])
+    return "\n".join(lines) + "\n"

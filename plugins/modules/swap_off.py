@@ -1,0 +1,359 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: swap_off
+short_description: Turn swap off now and keep it off across reboots, zram included
+version_added: "0.1.0"
+description:
+  - Converges a node to running without swap in one call, reporting every change.
+  - Turns off every active swap area (C(swapoff)), unless the swap in use would not fit in the memory available
+    minus a safety margin; then it fails before changing anything, unless O(force) is set.
+  - Comments out the swap entries of C(/etc/fstab), with a backup, touching no other line.
+  - Masks C(swap.target), every C(.swap) unit the node has or would generate from fstab, the zram-generator units
+    (C(dev-zramN.swap), C(systemd-zram-setup@zramN.service)) and the zram swap services in O(zram_services).
+    A regular unit file in the way is backed up first.
+  - Writes a zram-generator drop-in that keeps its swap devices from being created; zram devices that hold file
+    systems are left alone.
+  - Inside containers C(/proc/swaps) shows the host kernel's swap, so the live part is skipped with a warning and the
+    persistent part is still converged.
+author:
+  - gpuops.hardening developers (@gpuops)
+options:
+  margin_mib:
+    description: Memory, in MiB, that must stay available after all swapped-out pages are back in RAM.
+    type: int
+    default: 1024
+  force:
+    description: Turn swap off even when the safety check fails. The kernel may then OOM-kill running work.
+    type: bool
+    default: false
+  apply_live:
+    description: Turn active swap off now. When false only the persistent configuration is converged.
+    type: bool
+    default: true
+  mask_swap_target:
+    description:
+      - Mask C(swap.target), so that no swap unit is pulled in at boot, including ones that appear later
+        (a new fstab entry, a GPT swap partition found by systemd-gpt-auto-generator).
+    type: bool
+    default: true
+  zram_services:
+    description: zram swap services to mask where their unit exists (zram-tools, Ubuntu's zram-config).
+    type: list
+    elements: str
+    default: [zramswap.service, zram-config.service]
+  fstab_path:
+    description: The fstab to edit.
+    type: path
+    default: /etc/fstab
+  proc_path:
+    description: Where to read C(swaps) and C(meminfo).
+    type: path
+    default: /proc
+  root:
+    description:
+      - The root directory under which systemd units and zram-generator configuration are read and written.
+      - Anything but C(/) skips the systemd reload; it is meant for tests and image builds.
+    type: path
+    default: /
+  timeout:
+    description: Seconds allowed for each swapoff and systemctl call. Paging a large swap area back in takes a while.
+    type: int
+    default: 600
+attributes:
+  check_mode:
+    description: Reports the swap it would turn off and the files and masks it would write, changing nothing.
+    support: full
+  diff_mode:
+    description: Shows fstab, each mask, the zram drop-in and the active swap areas before and after.
+    support: full
+notes:
+  - Nothing is ever unmasked or uncommented; to bring swap back, restore the fstab backup and unmask the units.
+requirements:
+  - swapoff (util-linux) when swap is active; systemd.
+"""
+
+EXAMPLES = r"""
+- name: Run without swap, refusing when the swap in use does not fit in memory minus 2 GiB
+  gpuops.hardening.swap_off:
+    margin_mib: 2048
+
+- name: Persist only, for an image build
+  gpuops.hardening.swap_off:
+    apply_live: false
+"""
+
+RETURN = r"""
+swaps:
+  description: Swap areas active before the call, as C(/proc/swaps) shows them.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/swapfile", "type": "file", "size_kib": 1048572, "used_kib": 2048, "priority": -2}]
+swapoff:
+  description: Swap areas turned off (or that would be, in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/swapfile"]
+swap_used_kib:
+  description: Swap in use across the areas to turn off.
+  returned: always
+  type: int
+mem_available_kib:
+  description: MemAvailable from C(/proc/meminfo).
+  returned: always
+  type: int
+live_applied:
+  description: Whether the node's kernel runs without swap after the call.
+  returned: always
+  type: bool
+live_skipped_reason:
+  description: Why the live swapoff was skipped, or null.
+  returned: always
+  type: str
+  sample: inside this docker container /proc/swaps shows the host kernel's swap, which is not this node's to turn off
+fstab:
+  description: What happened to fstab; null when there is none.
+  returned: always
+  type: dict
+  sample: {"path": "/etc/fstab", "changed": true, "backup_file": "/etc/fstab.1234.2026-01-01@00:00:00~",
+           "commented": ["/swapfile none swap sw 0 0"]}
+masked_units:
+  description: Every unit this call keeps masked.
+  returned: always
+  type: list
+  elements: str
+  sample: ["swap.target", "swapfile.swap", "dev-zram0.swap", "systemd-zram-setup@zram0.service"]
+masks_changed:
+  description: The units newly masked by this call, with any backup of a unit file that was in the way.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"unit": "swap.target", "backup_file": null}]
+zram:
+  description: zram-generator swap devices disabled by the drop-in, and what happened to it.
+  returned: always
+  type: dict
+  sample: {"devices": ["zram0"], "dropin": "/etc/systemd/zram-generator.conf.d/99-gpuops-hardening-no-swap.conf",
+           "changed": false}
+daemon_reloaded:
+  description: Whether systemd was reloaded to pick up changed masks or fstab.
+  returned: always
+  type: bool
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import swap
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import container_type
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, is_booted, unit_file_exists
+
+MASK_DIR = "etc/systemd/system"
+# Where .swap units come from: admin and package unit files, and generator output.
+SWAP_UNIT_DIRS = (
+    "etc/systemd/system",
+    "run/systemd/system",
+    "run/systemd/generator.early",
+    "run/systemd/generator",
+    "run/systemd/generator.late",
+    "usr/local/lib/systemd/system",
+    "usr/lib/systemd/system",
+    "lib/systemd/system",
+)
+ZRAM_DROPIN = "etc/systemd/zram-generator.conf.d/99-gpuops-hardening-no-swap.conf"
+
+
+def under_root(root, relative):
+    return os.path.join(root, relative)
+
+
+def live_blocker(params):
+    if not params["apply_live"]:
+        return "apply_live is false"
+    where = container_type()
+    if where:
+        return "inside this %s container /proc/swaps shows the host kernel's swap, which is not this node's to turn off" % where
+    return None
+
+
+def check_safety(module, targets, meminfo, result):
+    """Fail before any change when the swap in use would not fit back into memory."""
+    if not targets:
+        return
+    available = meminfo.get("MemAvailable")
+    if available is None:
+        available = sum(meminfo.get(name, 0) for name in ("MemFree", "Buffers", "Cached"))
+    result["mem_available_kib"] = available
+    refusal = swap.swapoff_refusal(result["swap_used_kib"], available, module.params["margin_mib"] * 1024)
+    if refusal is None:
+        return
+    if module.params["force"]:
+        module.warn("turning swap off despite the safety check (force is set): %s" % refusal)
+        return
+    module.fail_json(
+        msg="refusing to turn swap off: %s Free memory first, lower margin_mib (role variable sysctl_swapoff_margin_mib), "
+            "or set force (role variable sysctl_swapoff_force) to accept the risk. Nothing was changed." % refusal,
+        **result
+    )
+
+
+def converge_fstab(module, result, diffs):
+    path = module.params["fstab_path"]
+    text = read_text(path)
+    if text is None:
+        result["fstab"] = None
+        return []
+    new_text, commented = swap.comment_out_swap(text)
+    file_result, diff = ensure_content(module, path, new_text, mode=None, backup=True)
+    if diff:
+        diffs.append(diff)
+    result["fstab"] = dict(path=path, changed=file_result["changed"], backup_file=file_result["backup_file"], commented=commented)
+    return commented
+
+
+def existing_swap_units(root):
+    found = []
+    for relative in SWAP_UNIT_DIRS:
+        try:
+            names = os.listdir(under_root(root, relative))
+        except OSError:
+            continue
+        found.extend(sorted(name for name in names if name.endswith(".swap")))
+    return found
+
+
+def zram_swap_devices(module, root, result, diffs):
+    """Converge the zram-generator drop-in; returns the swap devices it disables."""
+    dropin = under_root(root, ZRAM_DROPIN)
+    configs = swap.zram_config_files(root, exclude=dropin)
+    devices = swap.zram_devices(read_text(path) or "" for path in configs)
+    wanted = [name for name, is_swap in devices.items() if is_swap]
+    # systemd.zram=1 on the kernel command line creates zram0 with no configuration at all.
+    if swap.zram_generator_installed(root) and "zram0" not in devices:
+        wanted.append("zram0")
+    wanted.sort(key=swap.zram_sort_key)
+    result["zram"] = dict(devices=wanted, dropin=None, changed=False)
+    if not wanted:
+        return wanted
+    file_result, diff = ensure_content(module, dropin, swap.render_zram_dropin(wanted))
+    if diff:
+        diffs.append(diff)
+    result["zram"].update(dropin=dropin, changed=file_result["changed"])
+    return wanted
+
+
+def wanted_masks(module, root, commented, swaps, zram_devices, in_container):
+    units = ["swap.target"] if module.params["mask_swap_target"] else []
+    units.extend(swap.unit_name_from_path(swap.fstab_device(swap.fstab_fields(line)[0]), "swap") for line in commented)
+    if not in_container:
+        units.extend(swap.unit_name_from_path(area["path"], "swap") for area in swaps)
+    units.extend(existing_swap_units(root))
+    for device in zram_devices:
+        units.extend(["dev-%s.swap" % device, "systemd-zram-setup@%s.service" % device])
+    unit_dirs = [under_root(root, relative) for relative in SWAP_UNIT_DIRS]
+    units.extend(service for service in module.params["zram_services"] if unit_file_exists(service, unit_dirs))
+    unique = []
+    for unit in units:
+        if unit not in unique:
+            unique.append(unit)
+    return unique
+
+
+def converge_masks(module, root, units, result, diffs):
+    result["masked_units"] = units
+    result["masks_changed"] = []
+    for unit in units:
+        link_result, diff = ensure_symlink(module, under_root(root, os.path.join(MASK_DIR, unit)), "/dev/null", backup=True)
+        if link_result["changed"]:
+            result["masks_changed"].append(dict(unit=unit, backup_file=link_result["backup_file"]))
+            diffs.append(diff)
+
+
+def turn_off(module, targets, result):
+    swapoff = module.get_bin_path("swapoff", required=True)
+    done = []
+    for area in targets:
+        try:
+            rc, out, err = run(module, [swapoff, area["path"]], timeout=module.params["timeout"])
+        except CommandTimeout as exc:
+            module.fail_json(msg="%s. Swap areas already off: %s" % (exc, ", ".join(done) or "none"), **result)
+        if rc != 0:
+            module.fail_json(msg="swapoff %s failed: %s. Swap areas already off: %s"
+                             % (area["path"], (err or out).strip(), ", ".join(done) or "none"), **result)
+        done.append(area["path"])
+
+
+def render_swaps(swaps):
+    return "".join("%s %s size=%skB used=%skB\n" % (a["path"], a["type"], a["size_kib"], a["used_kib"]) for a in swaps)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            margin_mib=dict(type="int", default=1024),
+            force=dict(type="bool", default=False),
+            apply_live=dict(type="bool", default=True),
+            mask_swap_target=dict(type="bool", default=True),
+            zram_services=dict(type="list", elements="str", default=["zramswap.service", "zram-config.service"]),
+            fstab_path=dict(type="path", default="/etc/fstab"),
+            proc_path=dict(type="path", default="/proc"),
+            root=dict(type="path", default="/"),
+            timeout=dict(type="int", default=600),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params["margin_mib"] < 0:
+        module.fail_json(msg="margin_mib must be 0 or more, got %s" % params["margin_mib"])
+    root = params["root"]
+    swaps = swap.parse_proc_swaps(read_text(os.path.join(params["proc_path"], "swaps")))
+    meminfo = swap.parse_meminfo(read_text(os.path.join(params["proc_path"], "meminfo")))
+    blocker = live_blocker(params)
+    targets = swaps if blocker is None else []
+    result = dict(
+        changed=False, swaps=swaps, swapoff=[a["path"] for a in targets],
+        swap_used_kib=sum(a["used_kib"] for a in targets), mem_available_kib=meminfo.get("MemAvailable", 0),
+        live_skipped_reason=blocker, daemon_reloaded=False,
+    )
+    check_safety(module, targets, meminfo, result)
+
+    diffs = []
+    commented = converge_fstab(module, result, diffs)
+    zram_devices = zram_swap_devices(module, root, result, diffs)
+    in_container = container_type() is not None
+    converge_masks(module, root, wanted_masks(module, root, commented, swaps, zram_devices, in_container), result, diffs)
+    persisted_changed = bool(diffs)
+    if persisted_changed and root == "/":
+        # Drops the fstab-generated units and loads the masks.
+        Systemctl(module, timeout=params["timeout"]).daemon_reload()
+        result["daemon_reloaded"] = not module.check_mode and is_booted()
+
+    if targets:
+        if not module.check_mode:
+            turn_off(module, targets, result)
+        diffs.append({"before_header": "/proc/swaps (live)", "after_header": "/proc/swaps (live)",
+                      "before": render_swaps(swaps), "after": ""})
+    if blocker and params["apply_live"]:
+        module.warn("swapoff skipped: %s. fstab, the masks and the zram drop-in keep swap off from the next boot." % blocker)
+    result["live_applied"] = blocker is None
+    result["changed"] = bool(diffs)
+    if module._diff:
+        result["diff"] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
