@@ -48,9 +48,13 @@ def _is_label(token):
     return bool(_LABEL.match(token)) and not _LINK_LOOKALIKE.match(token)
 
 
+# Terminal escapes: nvidia-smi underlines the topo -m header even into a pipe.
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def _lines(text):
-    """Lines without their ends; CRLF, CR and LF all count."""
-    return (text or "").splitlines()
+    """Lines without their ends or terminal escapes; CRLF, CR and LF all count."""
+    return _ANSI_ESCAPE.sub("", text or "").splitlines()
 
 
 def _header_tokens(line):
