@@ -117,6 +117,13 @@ def ci_name(gpu, instance, compute):
     return "%dc.%s" % (compute, profile["name"])
 
 
+def _ci_starts(size, slices):
+    """Where a compute instance of `size` slices may start inside a GPU instance of
+    `slices`, in the order tried: 3-slice ones go high first, leaving room for a 4."""
+    starts = {1: list(range(slices)), 2: list(range(0, slices, 2)), 3: [4, 0]}.get(size, [0])
+    return [s for s in starts if s + size <= slices]
+
+
 def create_compute_instance(gpu, instance, ci_profile_id=None):
     """A compute instance in a GPU instance; by default one spanning all of it."""
     profile = profile_by_id(gpu, instance["profile_id"])
@@ -127,7 +134,7 @@ def create_compute_instance(gpu, instance, ci_profile_id=None):
         raise MigError("Invalid Argument")
     taken = instance["compute_instances"]
     start = None
-    for candidate in range(0, profile["compute"] - compute + 1, compute if compute in (2, 4) else 1):
+    for candidate in _ci_starts(compute, profile["compute"]):
         if all(not _overlaps(candidate, compute, ci["start"], ci["size"]) for ci in taken):
             start = candidate
             break

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fixtures for the emulator tests: state files in tmp_path, daemons stopped afterwards."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+
+
+@pytest.fixture
+def make_state(tmp_path):
+    """make_state(profile or state dict, edit=None) -> path of a written state file.
+
+    Daemons started against these states are stopped when the test ends."""
+    paths = []
+
+    def _make(profile, edit=None, name="state.json"):
+        state = api.new_state(profile) if isinstance(profile, str) else profile
+        # Keep the persistence daemon's pid file and socket inside the test's folder.
+        state["settings"]["persistenced_run_dir"] = str(tmp_path / "run-persistenced")
+        if edit:
+            edit(state)
+        path = str(tmp_path / name)
+        api.write_state(state, path)
+        paths.append(path)
+        return path
+
+    yield _make
+    for path in paths:
+        api.stop_daemons(path)
+
+
+@pytest.fixture
+def smi(make_state):
+    """smi(path, *argv) -> (rc, stdout, stderr) of nvidia-smi on that state."""
+    del make_state
+
+    def _run(path, *argv, **kwargs):
+        return api.run("nvidia-smi", list(argv), path, **kwargs)
+    return _run

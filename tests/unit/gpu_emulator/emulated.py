@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Small state edits shared by the emulator tests."""
+
+from __future__ import annotations
+
+import re
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def single_gpu(model, bus_id, mig="Disabled"):
+    """An edit keeping one GPU of the given model at bus_id, with MIG current=pending=mig."""
+    def _edit(state):
+        gpu = state["gpus"][0]
+        gpu.update(model=model, pci_bus_id=bus_id, gpu_instances=[])
+        gpu["mig"] = {"current": mig, "pending": mig}
+        state["gpus"] = [gpu]
+        state["nvlink"] = None
+    return _edit
+
+
+def body_lines(text):
+    """Lines without trailing blanks, and without the blank lines at the end."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def smi_argv(command):
+    """The nvidia-smi arguments of a capture's recorded command ("sudo nvidia-smi mig -lgi")."""
+    words = command.split()
+    return words[words.index("nvidia-smi") + 1:]
+
+
+def same_uuids(text):
+    return UUID.sub("<uuid>", text)
