@@ -98,6 +98,7 @@ def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
     rdma_by_name = dict((nic["name"], nic) for nic in rdma_devices)
     mig_by_index = dict((item["index"], item["mig_devices"]) for item in (gpu_list or []))
 
+    cpu_nodes = [node for node in numa_nodes if node["cpus"]]
     gpus = []
     for raw in query["gpus"]:
         index = raw["index"]
@@ -131,6 +132,9 @@ def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
         elif cpus and pci.get("numa_node_raw") != -1:
             # Old drivers print CPU Affinity only: the nodes holding those CPUs.
             bind_nodes = _nodes_of_cpus(cpus, numa_nodes)
+        elif len(cpu_nodes) == 1:
+            # One node with CPUs (a workstation, most VMs): the only choice there is.
+            bind_nodes = [cpu_nodes[0]["id"]]
         else:
             bind_nodes = []
         if not bind_nodes:
@@ -181,7 +185,6 @@ def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
         entry["nics"] = [nic["name"] for nic in nics if nic["numa_node"] == node["id"]]
         nodes.append(entry)
 
-    cpu_nodes = [node for node in numa_nodes if node["cpus"]]
     if numa_balancing and len(cpu_nodes) > 1:
         warnings.append("kernel.numa_balancing is %d: the kernel keeps migrating the memory of bound jobs; "
                         "set it to 0 on GPU nodes" % numa_balancing)

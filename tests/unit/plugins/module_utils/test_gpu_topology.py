@@ -103,15 +103,27 @@ def test_full_host(tmp_path):
 
 
 def test_vm_without_numa_node(tmp_path):
-    pci = {"0000:00:04.0": {"numa_node": -1, "cpulist": "0-7"}}
-    nodes = {0: {"cpus": "0-7", "memory_kib": 1, "distances": [10]}}
+    pci = {"0000:00:04.0": {"numa_node": -1, "cpulist": "0-15"}}
+    nodes = {0: {"cpus": "0-7", "memory_kib": 1, "distances": [10, 20]},
+             1: {"cpus": "8-15", "memory_kib": 1, "distances": [20, 10]}}
     topology = _build(tmp_path, _query("00000000:00:04.0"), nodes=nodes, pci=pci, rdma={})
     (gpu,) = topology["gpus"]
     assert gpu["numa_node"] is None and gpu["numa_affinity"] is None
     assert topology["recommendations"][0]["numactl_args"] is None
-    assert topology["recommendations"][0]["taskset_cpus"] == "0-7"
+    assert topology["recommendations"][0]["taskset_cpus"] == "0-15"
     assert any("numa_node is -1" in warning for warning in topology["warnings"])
     assert any("affinity is unknown" in warning for warning in topology["warnings"])
+
+
+def test_single_node_host_without_numa_node_binds_to_its_only_node(tmp_path):
+    pci = {"0000:00:04.0": {"numa_node": -1, "cpulist": "0-7"}}
+    nodes = {0: {"cpus": "0-7", "memory_kib": 1, "distances": [10]}}
+    topology = _build(tmp_path, _query("00000000:00:04.0"), nodes=nodes, pci=pci, rdma={})
+    (gpu,) = topology["gpus"]
+    assert gpu["numa_node"] is None and gpu["numa_affinity"] == [0]
+    assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=0 --membind=0"
+    assert [w for w in topology["warnings"] if "affinity is unknown" in w] == []
+    assert any("numa_node is -1" in warning for warning in topology["warnings"])
 
 
 def test_gpu_memory_as_cpuless_node(tmp_path):

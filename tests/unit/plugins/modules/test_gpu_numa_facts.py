@@ -11,11 +11,15 @@ so the tests can hold the module to one call per kind of data.
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.modules import gpu_numa_facts
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import state as emulator_state
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs as emulator_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -193,3 +197,115 @@ def test_hung_tool_times_out(host):
     host.script("#!/bin/sh\nsleep 30\n")
     result = run_module(gpu_numa_facts.main, host.args(timeout=1))
     assert result["failed"] and "did not finish within 1 seconds" in result["msg"]
+
+
+# ------------------------------------------------------------------ against the GPU emulator
+
+EMULATOR_PROFILES = sorted(api.PROFILES)
+
+
+def _emulated_host(tmp_path, profile):
+    """nvidia-smi from the emulator (as an executable), and the profile's fake sysfs."""
+    state_path = str(tmp_path / "state.json")
+    api.write_state(api.new_state(profile), state_path)
+    environment = api.environment(state_path)
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text("#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
+        emulator_state.ENV_VAR, shlex.quote(state_path), shlex.quote(environment["PYTHONPATH"]),
+        " ".join(shlex.quote(part) for part in api.command("nvidia-smi"))))
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    sysfs_root = str(tmp_path / "sys")
+    emulator_sysfs.generate(profile, sysfs_root)
+    proc = tmp_path / "proc" / "sys" / "kernel"
+    proc.mkdir(parents=True)
+    (proc / "numa_balancing").write_text("0\n")
+    args = {"nvidia_smi_path": str(tool), "sysfs_root": sysfs_root, "proc_root": str(tmp_path / "proc")}
+    return args, api.read_state(state_path), state_path
+
+
+@pytest.mark.parametrize("profile", EMULATOR_PROFILES)
+def test_facts_match_the_emulated_profile(tmp_path, profile):
+    args, state, _path = _emulated_host(tmp_path, profile)
+    result = run_module(gpu_numa_facts.main, args)
+    assert not result["failed"], result
+    topology = result["ansible_facts"]["gpu_topology"]
+    nodes = dict((node["id"], node["cpus"]) for node in state["numa_nodes"])
+    one_cpu_node = [node_id for node_id, cpus in nodes.items() if cpus]
+
+    assert [gpu["uuid"] for gpu in topology["gpus"]] == [gpu["uuid"] for gpu in state["gpus"]]
+    for gpu, want in zip(topology["gpus"], state["gpus"]):
+        assert gpu["pci_bus_id"] == want["pci_bus_id"]
+        if want["numa_node"] >= 0:
+            assert gpu["numa_node"] == want["numa_node"]
+            assert gpu["numa_affinity"] == [want["numa_node"]]
+            assert gpu["local_cpulist"] == nodes[want["numa_node"]]
+        else:
+            assert gpu["numa_node"] is None
+            assert gpu["numa_affinity"] == (one_cpu_node if len(one_cpu_node) == 1 else None)
+        assert gpu["gpu_memory_numa_node"] == want.get("gpu_numa_id")
+        assert gpu["driver_version"] == state["driver_version"]
+
+    assert [(nic["name"], nic["netdevs"], nic["pci_bus_id"]) for nic in topology["nics"]] == \
+        [(nic["ibdev"], [nic["netdev"]], nic["pci_bus_id"]) for nic in state["nics"]]
+    assert [nic["numa_node"] for nic in topology["nics"]] == \
+        [nic["numa_node"] if nic["numa_node"] >= 0 else None for nic in state["nics"]]
+    assert [(node["id"], node["cpulist"]) for node in topology["numa_nodes"]] == \
+        [(node["id"], node["cpus"]) for node in state["numa_nodes"]]
+    for plan, gpu in zip(topology["recommendations"], topology["gpus"]):
+        if gpu["numa_affinity"]:
+            node = ",".join(str(n) for n in gpu["numa_affinity"])
+            assert plan["numactl"] == "numactl --cpunodebind=%s --membind=%s" % (node, node)
+
+
+def test_emulated_dgx_h100_nearest_nics_and_binding(tmp_path):
+    args, _state, _path = _emulated_host(tmp_path, "dgx_h100")
+    topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
+    # One compute NIC behind each GPU's PCIe switch; the storage NIC is nobody's nearest.
+    assert [gpu["nearest_nics"] for gpu in topology["gpus"]] == [["mlx5_%d" % n] for n in range(8)]
+    assert [nic["nearest_gpus"] for nic in topology["nics"]] == [[n] for n in range(8)] + [[]]
+    assert topology["recommendations"][5]["numactl"] == "numactl --cpunodebind=1 --membind=1"
+    assert topology["recommendations"][5]["taskset_cpus"] == "56-111,168-223"
+    assert topology["numa_nodes"][1]["gpus"] == [4, 5, 6, 7]
+    assert topology["warnings"] == []
+
+
+def test_emulated_gh200_gpu_memory_node(tmp_path):
+    args, _state, _path = _emulated_host(tmp_path, "gh200")
+    topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
+    (gpu,) = topology["gpus"]
+    assert gpu["pci_bus_id"] == "0009:01:00.0" and gpu["pci_bus_id_nvidia_smi"] == "00000009:01:00.0"
+    assert gpu["numa_node"] == 0 and gpu["gpu_memory_numa_node"] == 1
+    assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=0 --membind=0"
+    cpuless = [node for node in topology["numa_nodes"] if not node["has_cpu"]]
+    assert [node["id"] for node in cpuless] == list(range(1, 9))
+    assert cpuless[0]["memory_total_kib"] > 0
+
+
+def test_emulated_workstation_without_numa_nodes(tmp_path):
+    args, _state, _path = _emulated_host(tmp_path, "workstation_2gpu")
+    result = run_module(gpu_numa_facts.main, args)
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert [gpu["numa_node"] for gpu in topology["gpus"]] == [None, None]
+    assert [gpu["numa_affinity"] for gpu in topology["gpus"]] == [[0], [0]]
+    assert sum("numa_node is -1" in warning for warning in result["warnings"]) == 4  # 2 GPUs, 2 NICs
+
+
+def test_emulated_mig_adds_device_uuids(tmp_path):
+    args, _state, state_path = _emulated_host(tmp_path, "a100_8x_mig")
+    assert api.run("nvidia-smi", ["-i", "0", "-mig", "1"], state_path)[0] == 0
+    api.reboot(state_path)
+    assert api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9,9", "-C"], state_path)[0] == 0
+    topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
+    devices = topology["gpus"][0]["mig_devices"]
+    assert [device["profile"] for device in devices] == ["3g.40gb", "3g.40gb"]
+    assert all(device["uuid"].startswith("MIG-") for device in devices)
+
+
+def test_emulated_missing_tool(tmp_path, monkeypatch):
+    args, _state, _path = _emulated_host(tmp_path, "l40s_4x")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    del args["nvidia_smi_path"]
+    relaxed = run_module(gpu_numa_facts.main, dict(args, require_gpu=False))
+    assert relaxed["ansible_facts"]["gpu_topology"]["gpus"] == []
+    assert [nic["name"] for nic in relaxed["ansible_facts"]["gpu_topology"]["nics"]] == ["mlx5_0", "mlx5_1"]
+    assert run_module(gpu_numa_facts.main, args)["failed"]
