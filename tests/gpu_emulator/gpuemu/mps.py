@@ -142,7 +142,7 @@ def _serve(report, state_path, pipe_dir, log_dir, echo):
     report(None)
     running = True
     while running:
-        connection, _ = listener.accept()
+        connection = listener.accept()[0]
         with connection:
             controller.log("Accepting connection...")
             request = b""

@@ -38,7 +38,7 @@ def parse(argv):
     tokens = list(argv)
     while tokens:
         token = tokens.pop(0)
-        name, equals, _ = token.partition("=")
+        name, equals = token.partition("=")[:2]
         if name in ("-v", "--version"):
             options["version"] = True
         elif name in ("-h", "--help"):

@@ -203,7 +203,7 @@ def parse(argv):
     tokens = list(argv)
     while tokens:
         token = tokens.pop(0)
-        name, _, inline = token.partition("=")
+        name, _equals, inline = token.partition("=")
         if name in ACTIONS:
             if "action" in options:
                 return None, texts.INVALID_COMBINATION

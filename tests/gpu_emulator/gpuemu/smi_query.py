@@ -3,6 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi --query-gpu / --query-compute-apps with --format=csv[,noheader][,nounits]."""
 
+import collections
 import datetime
 
 from . import device, texts
@@ -109,9 +110,12 @@ APP_FIELDS = [
 ]
 
 
+Column = collections.namedtuple("Column", "name header getter")
+
+
 def _lookup(table):
-    """Every accepted name -> (canonical name, header, getter)."""
-    return {name: (names[0], header, getter) for names, header, getter in table for name in names}
+    """Every accepted name -> Column(canonical name, header, getter)."""
+    return {name: Column(names[0], header, getter) for names, header, getter in table for name in names}
 
 
 GPU_LOOKUP = _lookup(GPU_FIELDS)
@@ -133,7 +137,7 @@ def _cell(value, units):
 
 
 def _resolve(fields_text, lookup):
-    """([(canonical name, header, getter)], None), or (None, error text) for an unknown field."""
+    """([Column], None), or (None, error text) for an unknown field."""
     resolved = []
     for name in [n.strip() for n in fields_text.split(",")]:
         if name not in lookup:
@@ -149,12 +153,12 @@ def query_gpus(state, gpus, fields_text, format_text):
     columns, error = _resolve(fields_text, GPU_LOOKUP)
     if error:
         return texts.RC_INVALID_ARGUMENT, error
-    lines = [", ".join(h for _, h, _ in columns)] if header else []
+    lines = [", ".join(column.header for column in columns)] if header else []
     for gpu in gpus:
         facts = device.Facts(state, gpu)
         # A state may mark fields as unreadable on a GPU, e.g. {"power.draw": "[Not Supported]"}.
         overrides = gpu.get("field_overrides", {})
-        lines.append(", ".join(overrides.get(name, _cell(getter(facts), units)) for name, _, getter in columns))
+        lines.append(", ".join(overrides.get(c.name, _cell(c.getter(facts), units)) for c in columns))
     return texts.RC_OK, "".join(line + "\n" for line in lines)
 
 
@@ -165,9 +169,9 @@ def query_apps(state, gpus, fields_text, format_text):
     columns, error = _resolve(fields_text, APP_LOOKUP)
     if error:
         return texts.RC_INVALID_ARGUMENT, error
-    lines = [", ".join(h for _, h, _ in columns)] if header else []
+    lines = [", ".join(column.header for column in columns)] if header else []
     for gpu in gpus:
         facts = device.Facts(state, gpu)
         for process in sorted(facts.processes, key=lambda p: p["pid"]):
-            lines.append(", ".join(_cell(getter(facts, process), units) for _, _, getter in columns))
+            lines.append(", ".join(_cell(c.getter(facts, process), units) for c in columns))
     return texts.RC_OK, "".join(line + "\n" for line in lines)

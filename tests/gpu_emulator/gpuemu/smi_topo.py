@@ -31,10 +31,10 @@ def render(state):
     gpus = state["gpus"]
     nics = state["nics"]
     devices = [("GPU%d" % g["index"], g) for g in gpus] + [("NIC%d" % n, nic) for n, nic in enumerate(nics)]
-    heads = [label for label, _ in devices] + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
+    heads = [label for label, _item in devices] + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
     lines = ["\t" + "\t".join(heads)]
     for label, item in devices:
-        cells = [label] + [_link(state, item, other) for _, other in devices]
+        cells = [label] + [_link(state, item, other) for _label, other in devices]
         if "uuid" in item:
             gpu_numa = item.get("gpu_numa_id")
             node = item["numa_node"]

@@ -90,7 +90,7 @@ def gpu_element(state, gpu):
     ]
     ecc_counts = [("sram_correctable", "0"), ("sram_uncorrectable", "0"), ("dram_correctable", "0"), ("dram_uncorrectable", "0")]
     if f.ecc != "Enabled":
-        ecc_counts = [(tag, NA) for tag, _ in ecc_counts]
+        ecc_counts = [(tag, NA) for tag, _value in ecc_counts]
     children = [
         ("product_name", f.name),
         ("product_brand", f.brand),

@@ -34,13 +34,13 @@ def h100_pcie_mig(make_state, **extra):
 ])
 def test_lgip_matches_capture_for_the_same_model(make_state, smi, capture, model, bus_id):
     path = make_state("a100_8x_mig", single_gpu(model, bus_id, "Enabled"))
-    rc, out, _ = smi(path, "mig", "-lgip")
+    rc, out, _err = smi(path, "mig", "-lgip")
     assert rc == 0
     assert body_lines(out) == body_lines(real_captures.load(capture))
 
 
 def test_lgipp_matches_capture(make_state, smi):
-    rc, out, _ = smi(h100_pcie_mig(make_state), "mig", "-lgipp")
+    rc, out, _err = smi(h100_pcie_mig(make_state), "mig", "-lgipp")
     assert rc == 0
     assert body_lines(out) == body_lines(real_captures.load("h100_pcie_80gb_driver525_nvidia_smi_mig_lgipp.txt"))
 
@@ -49,21 +49,21 @@ def test_replayed_h100_mig_session_prints_what_the_real_tool_printed(make_state,
     """Create, list and destroy on an H100 PCIe exactly as the captured session did."""
     path = h100_pcie_mig(make_state)
     create = "h100_pcie_80gb_driver525_nvidia_smi_mig_cgi_9_19_19_19_C.txt"
-    rc, out, _ = smi(path, *smi_argv(real_captures.command_of(create)))
+    rc, out, _err = smi(path, *smi_argv(real_captures.command_of(create)))
     assert rc == 0
     assert body_lines(out) == body_lines(real_captures.load(create))
 
-    rc, out, _ = smi(path, "mig", "-lgi")
+    rc, out, _err = smi(path, "mig", "-lgi")
     assert rc == 0
     assert body_lines(out) == body_lines(real_captures.load("h100_pcie_80gb_driver525_nvidia_smi_mig_lgi.txt"))
 
-    rc, out, _ = smi(path, "-L")
+    rc, out, _err = smi(path, "-L")
     expected = real_captures.load("h100_pcie_80gb_driver525_mig_3g_3x1g_nvidia_smi_L.txt")
     assert same_uuids(out).splitlines() == same_uuids(expected).splitlines()
 
     destroyed = []
     for argv in (["mig", "-dci"], ["mig", "-dgi"]):
-        rc, out, _ = smi(path, *argv)
+        rc, out, _err = smi(path, *argv)
         assert rc == 0
         destroyed += body_lines(out)
     assert destroyed == body_lines(real_captures.load("h100_pcie_driver525_nvidia_smi_mig_dci_dgi.txt"))
@@ -72,12 +72,12 @@ def test_replayed_h100_mig_session_prints_what_the_real_tool_printed(make_state,
 def test_replayed_a100_mig_creation_and_listed_instances(make_state, smi):
     path = make_state("a100_8x_mig", single_gpu(A100_40GB, "0000:00:03.0", "Enabled"))
     create = "a100_40gb_nvidia_smi_mig_cgi_9_3g20gb_C.txt"
-    rc, out, _ = smi(path, *smi_argv(real_captures.command_of(create)))
+    rc, out, _err = smi(path, *smi_argv(real_captures.command_of(create)))
     assert rc == 0
     assert body_lines(out) == body_lines(real_captures.load(create))
     # This capture comes from an older driver with a narrower -lgi box: compare the rows' values.
     row = re.compile(r"\|\s+(\d+)\s+MIG (\S+)\s+(\d+)\s+(\d+)\s+(\d+:\d+)\s+\|")
-    rc, out, _ = smi(path, "mig", "-lgi")
+    rc, out, _err = smi(path, "mig", "-lgi")
     expected = real_captures.load("a100_40gb_nvidia_smi_mig_lgi_2x3g20gb.txt")
     assert row.findall(out) == row.findall(expected) != []
 
@@ -85,7 +85,7 @@ def test_replayed_a100_mig_creation_and_listed_instances(make_state, smi):
 def test_lci_box_matches_lgi_geometry(make_state, smi):
     path = h100_pcie_mig(make_state)
     smi(path, "mig", "-cgi", "9,19", "-C")
-    rc, out, _ = smi(path, "mig", "-lci")
+    rc, out, _err = smi(path, "mig", "-lci")
     assert rc == 0
     lines = body_lines(out)
     assert lines[1].startswith("| Compute instances:")
@@ -99,7 +99,7 @@ def test_lci_box_matches_lgi_geometry(make_state, smi):
 def test_list_modern_mig_uuids_match_capture_shape(make_state, smi):
     path = make_state("dgx_h100", single_gpu("NVIDIA H100 80GB HBM3", "0000:18:00.0", "Enabled"))
     smi(path, "mig", "-cgi", ",".join(["19"] * 7), "-C")
-    rc, out, _ = smi(path, "-L")
+    rc, out, _err = smi(path, "-L")
     assert rc == 0
     expected = real_captures.load("h100_80gb_mig_all_1g10gb_nvidia_smi_L.txt")
     assert same_uuids(out).splitlines() == same_uuids(expected).splitlines()
@@ -112,7 +112,7 @@ def test_list_legacy_mig_uuid_format(make_state, smi):
     path = make_state("a100_8x_mig", legacy)
     capture = "a100_sxm4_40gb_driver450_mig_7x1g5gb_nvidia_smi_L_old_uuid_format.txt"
     smi(path, "mig", "-cgi", ",".join(["19"] * 7), "-C")
-    rc, out, _ = smi(path, "-L")
+    rc, out, _err = smi(path, "-L")
     assert rc == 0
     ours, theirs = same_uuids(out).splitlines(), same_uuids(real_captures.load(capture)).splitlines()
     # R450 printed the product name without the "NVIDIA " prefix; the MIG lines are identical.
@@ -124,7 +124,7 @@ def test_list_legacy_mig_uuid_format(make_state, smi):
 
 
 def test_list_gpu_lines(make_state, smi):
-    rc, out, _ = smi(make_state("l40s_4x"), "-L")
+    rc, out, _err = smi(make_state("l40s_4x"), "-L")
     assert rc == 0
     shape = re.compile(r"^GPU (\d+): (.+) \(UUID: GPU-<uuid>\)$")
     gpu_lines = [line for name in real_captures.names("*nvidia_smi_L*.txt")
@@ -138,7 +138,7 @@ def test_list_gpu_lines(make_state, smi):
 def test_query_gpu_csv_matches_capture(make_state, smi):
     path = h100_pcie_mig(make_state)
     capture = "h100_pcie_driver525_query_pci_bus_id_mig_mode_current_csv.txt"
-    rc, out, _ = smi(path, *smi_argv(real_captures.command_of(capture)))
+    rc, out, _err = smi(path, *smi_argv(real_captures.command_of(capture)))
     assert rc == 0
     assert body_lines(out) == body_lines(real_captures.load(capture))
 
@@ -146,25 +146,25 @@ def test_query_gpu_csv_matches_capture(make_state, smi):
 def test_query_gpu_noheader_matches_capture(make_state, smi):
     path = make_state("a100_8x_mig", single_gpu(A100_40GB, "0000:36:00.0", "Enabled"))
     capture = "a100_sxm4_40gb_driver450_query_mig_mode_current_noheader.txt"
-    rc, out, _ = smi(path, *smi_argv(real_captures.command_of(capture)))
+    rc, out, _err = smi(path, *smi_argv(real_captures.command_of(capture)))
     assert (rc, body_lines(out)) == (0, body_lines(real_captures.load(capture)))
 
 
 def test_query_gpu_units_and_not_available(make_state, smi):
     path = make_state("l40s_4x")
-    rc, out, _ = smi(path, "-i", "0", "--query-gpu=memory.total,memory.used,fan.speed,mig.mode.current,power.limit",
-                     "--format=csv")
+    fields = "--query-gpu=memory.total,memory.used,fan.speed,mig.mode.current,power.limit"
+    rc, out, _err = smi(path, "-i", "0", fields, "--format=csv")
     assert rc == 0
     assert out.splitlines() == [
         "memory.total [MiB], memory.used [MiB], fan.speed [%], mig.mode.current, power.limit [W]",
         "46068 MiB, 1 MiB, [N/A], [N/A], 350.00 W",
     ]
-    rc, out, _ = smi(path, "-i", "0", "--query-gpu=memory.total,power.limit", "--format=csv,noheader,nounits")
+    rc, out, _err = smi(path, "-i", "0", "--query-gpu=memory.total,power.limit", "--format=csv,noheader,nounits")
     assert out == "46068, 350.00\n"
 
 
 def test_unknown_query_field_fails_like_the_real_tool(make_state, smi):
-    rc, out, _ = smi(make_state("l40s_4x"), "--query-gpu=index,device_minor", "--format=csv,noheader,nounits")
+    rc, out, _err = smi(make_state("l40s_4x"), "--query-gpu=index,device_minor", "--format=csv,noheader,nounits")
     assert (rc, out) == (2, 'Field "device_minor" is not a valid field to query.\n\n')
 
 
@@ -173,7 +173,7 @@ def test_unknown_query_field_fails_like_the_real_tool(make_state, smi):
 def test_pending_mig_warning_matches_capture(make_state, smi):
     path = make_state("a100_8x_mig", single_gpu(A100_40GB, "0000:00:03.0"))
     capture = "a100_40gb_vm_nvidia_smi_i0_mig_1_pending_enable_warning.txt"
-    rc, out, _ = smi(path, *smi_argv(real_captures.command_of(capture)))
+    rc, out, _err = smi(path, *smi_argv(real_captures.command_of(capture)))
     assert (rc, body_lines(out)) == (0, body_lines(real_captures.load(capture)))
 
 
@@ -186,7 +186,7 @@ def test_immediate_mig_mode_change_matches_capture(make_state, smi, capture, bef
         single_gpu(H100_PCIE, "0000:01:00.0", before)(state)
         state["settings"]["mig_mode_apply"] = "immediate"
     path = make_state("dgx_h100", bare_metal)
-    rc, out, _ = smi(path, *smi_argv(real_captures.command_of(capture)))
+    rc, out, _err = smi(path, *smi_argv(real_captures.command_of(capture)))
     assert (rc, body_lines(out)) == (0, body_lines(real_captures.load(capture)))
 
 
@@ -196,7 +196,7 @@ def test_summary_table_matches_gh200_capture(make_state, smi):
     def as_captured(state):
         state["gpus"][0]["pci_bus_id"] = "0000:dd:00.0"
         state["gpus"][0]["persistence_legacy"] = True
-    rc, out, _ = smi(make_state("gh200", as_captured))
+    rc, out, _err = smi(make_state("gh200", as_captured))
     assert rc == 0
     ours = body_lines(out)
     theirs = body_lines(real_captures.load("gh200_grace_hopper_nvidia_smi.txt"))
@@ -205,7 +205,7 @@ def test_summary_table_matches_gh200_capture(make_state, smi):
 
 
 def test_summary_table_layout_matches_modern_captures(make_state, smi):
-    rc, out, _ = smi(make_state("workstation_2gpu"))
+    rc, out, _err = smi(make_state("workstation_2gpu"))
     assert rc == 0
     ours = body_lines(out)[1:]
     theirs = body_lines(real_captures.load("puget_wrx90_tr7965wx_nvidia_smi.txt"))[1:]
@@ -228,7 +228,7 @@ def _expanded(raw_line, replace=None):
 def test_topo_tab_layout_matches_puget_capture(make_state, smi):
     """Same device set as the captured workstation: identical text once tabs are
     expanded, after swapping in the capture's own affinity values."""
-    rc, out, _ = smi(make_state("workstation_2gpu"), "topo", "-m")
+    rc, out, _err = smi(make_state("workstation_2gpu"), "topo", "-m")
     assert rc == 0
     raw = out.rstrip("\n").split("\n")
     theirs = body_lines(real_captures.load("puget_wrx90_tr7965wx_2x_rtx6000ada_nvidia_smi_topo_m.txt"))
@@ -242,7 +242,7 @@ def test_topo_tab_layout_matches_puget_capture(make_state, smi):
 
 
 def test_topo_matrix_relations_and_legends(make_state, smi):
-    rc, out, _ = smi(make_state("dgx_h100"), "topo", "-m")
+    rc, out, _err = smi(make_state("dgx_h100"), "topo", "-m")
     assert rc == 0
     rows = [line.split("\t") for line in out.splitlines()]
     header = rows[0]
@@ -278,7 +278,7 @@ def _capture_trees():
 def test_xml_uses_only_element_names_real_drivers_print(make_state, smi):
     path = make_state("a100_8x_mig", lambda s: s["gpus"][0]["mig"].update(current="Enabled", pending="Enabled"))
     smi(path, "mig", "-i", "0", "-cgi", "15,15", "-C")
-    rc, out, _ = smi(path, "-q", "-x")
+    rc, out, _err = smi(path, "-q", "-x")
     assert rc == 0
     ours = _paths(ET.fromstring(out))
     known = set()
@@ -290,7 +290,7 @@ def test_xml_uses_only_element_names_real_drivers_print(make_state, smi):
 def test_xml_layout_follows_the_v12_capture(make_state, smi):
     path = make_state("a100_8x_mig", lambda s: s["gpus"][0]["mig"].update(current="Enabled", pending="Enabled"))
     smi(path, "mig", "-i", "0", "-cgi", "15,15,15,15", "-C")
-    rc, out, _ = smi(path, "-q", "-x", "-i", "0")
+    rc, out, _err = smi(path, "-q", "-x", "-i", "0")
     assert rc == 0
     reference = ET.fromstring(real_captures.load("telegraf_a100_sxm4_80gb_x4_mig_enabled_driver535_nvidia_smi_q_x.xml.txt"))
     root = ET.fromstring(out)
@@ -313,7 +313,7 @@ def test_xml_layout_follows_the_v12_capture(make_state, smi):
 def test_xml_without_mig_devices_and_with_processes(make_state, smi):
     from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
     path = make_state(api.add_process(api.new_state("l40s_4x"), 1, 4242, "/usr/bin/python3", 2048))
-    rc, out, _ = smi(path, "-q", "-x", "-i", "1")
+    rc, out, _err = smi(path, "-q", "-x", "-i", "1")
     assert rc == 0
     assert "\t\t<mig_devices>\n\t\t\tNone\n\t\t</mig_devices>\n" in out
     process = ET.fromstring(out).find("gpu/processes/process_info")

@@ -98,7 +98,7 @@ def tree(request, tmp_path):
 def _topo(profile, tmp_path):
     path = str(tmp_path / "topo-state.json")
     api.write_state(api.new_state(profile), path)
-    rc, out, _ = api.run("nvidia-smi", ["topo", "-m"], path)
+    rc, out, _err = api.run("nvidia-smi", ["topo", "-m"], path)
     assert rc == 0
     return out
 
@@ -122,7 +122,7 @@ def test_sysfs_agrees_with_topo_and_the_profile(tree, tmp_path):
         assert row[-4] == cpus  # CPU Affinity
         assert row[-3] == (str(gpu["numa_node"]) if gpu["numa_node"] >= 0 else "N/A")
     legend = re.findall(r"^  NIC(\d+): (\S+)$", topo, re.M)
-    assert [name for _, name in legend] == [nic["ibdev"] for nic in state["nics"]]
+    assert [name for _number, name in legend] == [nic["ibdev"] for nic in state["nics"]]
     for nic in state["nics"]:
         ib_dir = os.path.join(out, "class", "infiniband", nic["ibdev"])
         link = os.readlink(os.path.join(ib_dir, "device"))

@@ -16,7 +16,7 @@ from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated impor
 
 
 def query(smi, path, fields, gpu="0"):
-    rc, out, _ = smi(path, "-i", gpu, "--query-gpu=" + fields, "--format=csv,noheader")
+    rc, out, _err = smi(path, "-i", gpu, "--query-gpu=" + fields, "--format=csv,noheader")
     assert rc == 0
     return out.strip()
 
@@ -33,12 +33,12 @@ def test_profiles_are_the_documented_ones():
 
 def test_pending_mig_mode_becomes_current_only_after_reset(make_state, smi):
     path = make_state("a100_8x_mig")
-    rc, out, _ = smi(path, "-i", "2", "-mig", "1")
+    rc, out, _err = smi(path, "-i", "2", "-mig", "1")
     assert rc == 0 and "pending enable state" in out
     assert query(smi, path, "mig.mode.current,mig.mode.pending", "2") == "Disabled, Enabled"
-    rc, out, _ = smi(path, "mig", "-lgi")
+    rc, out, _err = smi(path, "mig", "-lgi")
     assert (rc, out) == (6, "No MIG-enabled devices found.\n")
-    rc, out, _ = smi(path, "-i", "2", "-r")
+    rc, out, _err = smi(path, "-i", "2", "-r")
     assert (rc, out) == (0, "GPU 00000000:47:00.0 was successfully reset.\n")
     assert query(smi, path, "mig.mode.current,mig.mode.pending", "2") == "Enabled, Enabled"
     assert query(smi, path, "mig.mode.current", "3") == "Disabled"
@@ -63,7 +63,7 @@ def test_reboot_applies_pending_modes_and_clears_volatile_state(make_state, smi,
 
 def test_mig_change_with_a_client_stays_pending_with_the_in_use_warning(make_state, smi):
     path = make_state(api.add_process(api.new_state("a100_8x_mig"), 0, 777))
-    rc, out, _ = smi(path, "-i", "0", "-mig", "1")
+    rc, out, _err = smi(path, "-i", "0", "-mig", "1")
     assert rc == 0
     assert out.splitlines()[0] == "Warning: MIG mode is in pending enable state for GPU 00000000:07:00.0:In use by another client"
     assert "Please first kill all processes using the device" in out
@@ -72,7 +72,7 @@ def test_mig_change_with_a_client_stays_pending_with_the_in_use_warning(make_sta
 
 def test_mig_mode_on_a_gpu_without_mig(make_state, smi):
     path = make_state("l40s_4x")
-    rc, out, _ = smi(path, "-i", "0", "-mig", "1")
+    rc, out, _err = smi(path, "-i", "0", "-mig", "1")
     assert (rc, out) == (0, "Unable to enable MIG Mode for GPU 00000000:17:00.0: Not Supported\n"
                             "Treating as warning and moving on.\nAll done.\n")
     assert smi(path, "mig", "-lgip") == (6, "No MIG-supported devices found.\n", "")
@@ -81,7 +81,7 @@ def test_mig_mode_on_a_gpu_without_mig(make_state, smi):
 def test_mig_disable_refused_while_instances_exist(make_state, smi):
     path = make_state("a100_8x_mig", enable_mig)
     smi(path, "mig", "-i", "0", "-cgi", "19")
-    rc, out, _ = smi(path, "-i", "0", "-mig", "0")
+    rc, out, _err = smi(path, "-i", "0", "-mig", "0")
     assert rc == 255
     assert out == ("Unable to disable MIG Mode for GPU 00000000:07:00.0: In use by another client\n"
                    "Terminating early due to previous errors.\n")
@@ -91,20 +91,20 @@ def test_mig_disable_refused_while_instances_exist(make_state, smi):
 
 def test_requests_that_do_not_fit_fail_like_the_driver(make_state, smi):
     path = make_state("a100_8x_mig", enable_mig)
-    rc, out, _ = smi(path, "mig", "-i", "0", "-cgi", "0,19", "-C")
+    rc, out, _err = smi(path, "mig", "-i", "0", "-cgi", "0,19", "-C")
     assert rc == 255
     assert out.splitlines()[-2:] == ["Unable to create a GPU instance on GPU  0 using profile 19: Insufficient Resources",
                                      "Failed to create GPU instances: Insufficient Resources"]
-    rc, out, _ = smi(path, "mig", "-i", "0", "-cgi", "3g.99gb")
+    rc, out, _err = smi(path, "mig", "-i", "0", "-cgi", "3g.99gb")
     assert rc != 0 and "using profile 3g.99gb: Invalid Argument" in out
-    rc, out, _ = smi(path, "mig", "-i", "0", "-lgip")
+    rc, out, _err = smi(path, "mig", "-i", "0", "-lgip")
     assert "|   0  MIG 1g.10gb       19     0/7        9.50" in out
 
 
 def test_free_counts_follow_placements(make_state, smi):
     path = make_state("a100_8x_mig", enable_mig)
     smi(path, "mig", "-i", "0", "-cgi", "14", "-C")
-    rc, out, _ = smi(path, "mig", "-i", "0", "-lgip")
+    rc, out, _err = smi(path, "mig", "-i", "0", "-lgip")
     free = {line.split()[3]: line.split()[5] for line in out.splitlines() if "MIG " in line}
     assert free["1g.10gb"] == "5/7"
     assert free["2g.20gb"] == "2/3"
@@ -120,18 +120,18 @@ def test_process_on_a_mig_instance_blocks_destroy_and_is_reported(make_state, sm
     gi = state["gpus"][0]["gpu_instances"][0]["id"]
     api.add_process(state, 0, 31337, "/usr/bin/python3", 4096, gpu_instance_id=gi, compute_instance_id=0)
     api.write_state(state, path)
-    rc, out, _ = smi(path, "mig", "-dci")
+    rc, out, _err = smi(path, "mig", "-dci")
     assert rc == 255
     assert out == ("Unable to destroy compute instance ID  0 from GPU  0 GPU instance ID  %d: In use by another client\n"
                    "Failed to destroy compute instances: In use by another client\n" % gi)
-    rc, out, _ = smi(path, "mig", "-dgi")
+    rc, out, _err = smi(path, "mig", "-dgi")
     assert rc == 255 and "Unable to destroy GPU instance ID  %d from GPU  0: In use by another client" % gi in out
-    rc, out, _ = smi(path, "--query-compute-apps=pid,process_name,used_memory,gpu_bus_id", "--format=csv")
+    rc, out, _err = smi(path, "--query-compute-apps=pid,process_name,used_memory,gpu_bus_id", "--format=csv")
     assert out.splitlines() == ["pid, process_name, used_gpu_memory [MiB], gpu_bus_id",
                                 "31337, /usr/bin/python3, 4096 MiB, 00000000:07:00.0"]
-    rc, out, _ = smi(path, "-q", "-x", "-i", "0")
+    rc, out, _err = smi(path, "-q", "-x", "-i", "0")
     assert "<gpu_instance_id>%d</gpu_instance_id>\n\t\t\t\t<compute_instance_id>0</compute_instance_id>\n\t\t\t\t<pid>31337</pid>" % gi in out
-    rc, out, _ = smi(path, "-i", "0", "-r")
+    rc, out, _err = smi(path, "-i", "0", "-r")
     assert rc == 255 and "In use by another client" in out
 
 
@@ -148,13 +148,13 @@ def test_destroying_in_order_frees_the_gpu(make_state, smi):
 def test_compute_instances_inside_a_gpu_instance(make_state, smi):
     path = make_state("a100_8x_mig", enable_mig)
     smi(path, "mig", "-i", "0", "-cgi", "0")
-    rc, out, _ = smi(path, "mig", "-i", "0", "-cci", "2,3", "-gi", "0")
+    rc, out, _err = smi(path, "mig", "-i", "0", "-cci", "2,3", "-gi", "0")
     assert rc == 0
     assert out.splitlines() == [
         "Successfully created compute instance ID  0 on GPU  0 GPU instance ID  0 using profile MIG 3c.7g.80gb (ID  2)",
         "Successfully created compute instance ID  1 on GPU  0 GPU instance ID  0 using profile MIG 4c.7g.80gb (ID  3)",
     ]
-    rc, out, _ = smi(path, "-L", "-i", "0")
+    rc, out, _err = smi(path, "-L", "-i", "0")
     assert [line.split()[1] for line in out.splitlines()[1:]] == ["3c.7g.80gb", "4c.7g.80gb"]
 
 
@@ -162,7 +162,7 @@ def test_compute_instances_inside_a_gpu_instance(make_state, smi):
 
 def test_reset_refused_while_a_process_runs(make_state, smi):
     path = make_state(api.add_process(api.new_state("dgx_h100"), 3, 4321))
-    rc, out, _ = smi(path, "-i", "3", "-r")
+    rc, out, _err = smi(path, "-i", "3", "-r")
     assert rc == 255
     assert out.splitlines()[:2] == ["The following GPUs could not be reset:", "  GPU 00000000:5D:00.0: In use by another client"]
     assert "1 device is currently being used by one or more other processes" in out
@@ -174,7 +174,7 @@ def test_reset_refused_while_a_process_runs(make_state, smi):
 
 def test_compute_mode(make_state, smi):
     path = make_state("l40s_4x")
-    rc, out, _ = smi(path, "-i", "1", "-c", "EXCLUSIVE_PROCESS")
+    rc, out, _err = smi(path, "-i", "1", "-c", "EXCLUSIVE_PROCESS")
     assert (rc, out) == (0, "Set compute mode to EXCLUSIVE_PROCESS for GPU 00000000:31:00.0.\nAll done.\n")
     assert query(smi, path, "compute_mode", "1") == "Exclusive_Process"
     assert smi(path, "-i", "1", "-c", "0")[1].startswith("Set compute mode to DEFAULT for GPU")
@@ -210,7 +210,7 @@ def test_persistence_follows_the_daemon(make_state, smi):
         assert int(handle.read()) == daemon["pid"]
     assert query(smi, path, "persistence_mode", "0,1,2,3").splitlines() == ["Enabled"] * 4
     # A second instance cannot start.
-    rc, _, err = api.run("nvidia-persistenced", [], path)
+    rc, _out, err = api.run("nvidia-persistenced", [], path)
     assert (rc, err) == (1, "nvidia-persistenced failed to initialize. Check syslog for more details.\n")
     # nvidia-smi -pm goes through the daemon.
     assert smi(path, "-i", "2", "-pm", "0")[1] == "Disabled persistence mode for GPU 00000000:98:00.0.\nAll done.\n"
@@ -234,7 +234,7 @@ def test_persistence_daemon_without_persistence_mode(make_state, smi):
 
 def test_persistence_daemon_fails_without_a_driver(make_state):
     path = make_state("gh200", lambda s: s["faults"].update(driver="not_loaded"))
-    rc, _, err = api.run("nvidia-persistenced", [], path)
+    rc, _out, err = api.run("nvidia-persistenced", [], path)
     assert (rc, err) == (1, "nvidia-persistenced failed to initialize. Check syslog for more details.\n")
     assert api.read_state(path)["daemons"]["persistenced"] is None
 
@@ -301,7 +301,7 @@ def test_hang_is_stopped_by_a_timeout(make_state, smi):
 
 def test_driver_not_loaded(make_state, smi):
     path = make_state("dgx_h100", lambda s: s["faults"].update(driver="not_loaded"))
-    rc, out, _ = smi(path, "-L")
+    rc, out, _err = smi(path, "-L")
     assert rc == 9
     assert out == ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
                    "Make sure that the latest NVIDIA driver is installed and running.\n\n")
@@ -320,11 +320,11 @@ def test_gpu_busy_and_reset_failure(make_state, smi):
         enable_mig(state, 0)
         state["faults"].update(gpu_busy=[0], reset_fail={"1": "Not Supported"})
     path = make_state("a100_8x_mig", faults)
-    rc, out, _ = smi(path, "-i", "0", "-r")
+    rc, out, _err = smi(path, "-i", "0", "-r")
     assert rc == 255 and "GPU 00000000:07:00.0: In use by another client" in out
-    rc, out, _ = smi(path, "mig", "-i", "0", "-cgi", "9")
+    rc, out, _err = smi(path, "mig", "-i", "0", "-cgi", "9")
     assert rc == 255 and "using profile 9: In use by another client" in out
-    rc, out, _ = smi(path, "-i", "1", "-r")
+    rc, out, _err = smi(path, "-i", "1", "-r")
     assert (rc, out) == (255, "The following GPUs could not be reset:\n  GPU 00000000:0F:00.0: Not Supported\n")
 
 
