@@ -112,28 +112,32 @@ def _device_at(path, address):
 
 
 def _rdma_names(sysfs_root):
-    """RDMA device names and their device folders, from class/infiniband."""
+    """RDMA device names and their device folders.
+
+    From class/infiniband, plus any found under the PCI functions themselves:
+    a container may get a fake PCI tree mounted but no class/infiniband mount
+    point to put a fake one on.
+    """
+    found = {}
     base = os.path.join(sysfs_root, "class", "infiniband")
     try:
-        names = sorted(os.listdir(base))
+        for name in os.listdir(base):
+            found[name] = os.path.join(base, name, "device")
     except OSError:
-        names = []
-    found = [(name, os.path.join(base, name, "device")) for name in names]
-    if found:
-        return found
-    # No class folder (a minimal fake tree): look under the PCI functions.
+        pass
     pci = os.path.join(sysfs_root, "bus", "pci", "devices")
     try:
-        addresses = sorted(os.listdir(pci))
+        addresses = os.listdir(pci)
     except OSError:
-        return []
+        addresses = []
     for address in addresses:
         try:
-            for name in sorted(os.listdir(os.path.join(pci, address, "infiniband"))):
-                found.append((name, os.path.join(pci, address)))
+            names = os.listdir(os.path.join(pci, address, "infiniband"))
         except OSError:
             continue
-    return sorted(found)
+        for name in names:
+            found.setdefault(name, os.path.join(pci, address))
+    return sorted(found.items())
 
 
 def read_rdma_devices(sysfs_root):

@@ -112,3 +112,12 @@ def test_numa_balancing(tmp_path, content, expected):
         path.mkdir(parents=True)
         (path / "numa_balancing").write_text(content)
     assert sysfs_topology.read_numa_balancing(str(tmp_path)) == expected
+
+
+def test_rdma_devices_in_class_and_pci_are_listed_once(tmp_path):
+    root = fake_sysfs.build(tmp_path / "sys", NODES, PCI, RDMA, layout="flat")
+    os.unlink(os.path.join(root, "class", "infiniband", "mlx5_bond_0", "device"))
+    os.rmdir(os.path.join(root, "class", "infiniband", "mlx5_bond_0"))
+    devices = sysfs_topology.read_rdma_devices(root)
+    assert [(device["name"], device["pci_bus_id"]) for device in devices] == [
+        ("mlx5_0", "0000:1a:00.0"), ("mlx5_bond_0", "0000:1a:00.1")]
