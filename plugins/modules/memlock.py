@@ -26,7 +26,7 @@ description:
   - Everything is planned and checked before the first write, so an invalid C(daemon.json)
     fails the call with every file left as it was.
   - Runs no systemctl command that changes state; re-executing or reloading systemd and
-    restarting services are left to the caller (the role's handlers), as O(pending) says.
+    restarting services are left to the caller (the role's handlers), as RV(pending) says.
 author:
   - gpuops.hardening developers (@gpuops)
 options:
@@ -149,7 +149,7 @@ files:
   type: list
   elements: dict
   sample: [{"path": "/etc/docker/daemon.json", "changed": true, "backup_file": "/etc/docker/daemon.json.1234.2026-01-01@00:00:00~"}]
-skipped:
+left_alone:
   description: What was left alone, and why.
   returned: always
   type: dict
@@ -184,6 +184,17 @@ pending:
   description: What the caller still has to do for the settings to apply.
   returned: always
   type: dict
+  contains:
+    daemon_reexec:
+      description: The running manager's C(DefaultLimitMEMLOCK) is not yet the one in O(manager_dropin_path).
+      type: bool
+    daemon_reload:
+      description: systemd has not loaded every unit drop-in yet.
+      type: bool
+    restart:
+      description: Running services whose main process started before their memlock settings last changed.
+      type: list
+      elements: str
   sample: {"daemon_reexec": true, "daemon_reload": false, "restart": ["docker.service"]}
 conflicts:
   description: Other files whose values win over the ones this module writes.
@@ -228,7 +239,7 @@ class MemlockRun(object):
         self.root = self.params["root"]
         self.planned = {}        # path -> (content, mode, backup)
         self.unit_dropins = {}   # unit -> drop-in path
-        self.skipped = {}
+        self.left_alone = {}
         self.conflicts = []
         self.diffs = []
         self.files = []
@@ -263,7 +274,7 @@ class MemlockRun(object):
         unit_dirs = [self.path(directory) for directory in UNIT_DIRS]
         for unit in params["units"]:
             if not unit_file_exists(unit, unit_dirs):
-                self.skipped[unit] = "unit not installed"
+                self.left_alone[unit] = "unit not installed"
                 continue
             dropin = self.path(os.path.join(UNIT_DROPIN_ROOT, unit + ".d", params["unit_dropin_name"]))
             self.unit_dropins[unit] = dropin
@@ -290,17 +301,17 @@ class MemlockRun(object):
         mode = params["docker_daemon_json"]
         installed = unit_file_exists(DOCKER_UNIT, unit_dirs) or any(os.path.exists(self.path(binary)) for binary in DOCKERD_PATHS)
         if mode == "never":
-            self.skipped["daemon.json"] = "docker_daemon_json is never"
+            self.left_alone["daemon.json"] = "docker_daemon_json is never"
             return
         if mode == "auto" and not installed and not os.path.exists(path):
-            self.skipped["daemon.json"] = "Docker is not installed and %s does not exist" % path
+            self.left_alone["daemon.json"] = "Docker is not installed and %s does not exist" % path
             return
         exec_start = self.unit_state.get(DOCKER_UNIT, {}).get("ExecStart", "")
         if "--default-ulimit" in exec_start:
             # dockerd refuses to start when an option is set both as a flag and in daemon.json.
             message = ("%s starts dockerd with --default-ulimit; dockerd would refuse to start with default-ulimits in %s too. "
                        "Move the flag into daemon.json, then run again." % (DOCKER_UNIT, path))
-            self.skipped["daemon.json"] = message
+            self.left_alone["daemon.json"] = message
             self.module.warn(message)
             return
         before = read_text(path)
@@ -510,14 +521,14 @@ def main():
         "restart": run.restart_pending(),
     }
     if pending["restart"] and not params["restart_services"]:
-        module.warn("%s still run with their old memlock limit; restart them to apply it (restart_services is false)."
-                    % ", ".join(pending["restart"]))
+        module.warn("running services started before their memlock settings changed: %s. Restart them to apply "
+                    "the new limit (restart_services is false)." % ", ".join(pending["restart"]))
     result = dict(
         changed=bool(run.changed_paths()) or pending["daemon_reexec"] or pending["daemon_reload"]
         or (params["restart_services"] and bool(pending["restart"])),
         limit=limit,
         files=run.files,
-        skipped=run.skipped,
+        left_alone=run.left_alone,
         effective=dict(
             login_sessions=run.login_limits(),
             services_default=services_default,

@@ -6,15 +6,12 @@
 from __future__ import annotations
 
 import json
-import os
 
-import jinja2
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import memlock
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import dropin_files, last_setting, parse_show
 
-ROLE_TEMPLATES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "memlock", "templates")
 MEMLOCK_UNLIMITED = {"Name": "memlock", "Hard": -1, "Soft": -1}
 
 
@@ -98,36 +95,10 @@ def test_limits_domains_in_order():
     assert memlock.limits_domains("* soft memlock 1\n* hard memlock 1\nroot - memlock 1\n") == ["*", "root"]
 
 
-def _render(name, **variables):
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(ROLE_TEMPLATES), keep_trailing_newline=True, trim_blocks=True)
-    env.filters["comment"] = lambda text: "#\n# %s\n#" % text
-    return env.get_template(name).render(ansible_managed="Ansible managed", **variables)
-
-
-@pytest.mark.parametrize("domain, with_root, expected_domains", [
-    ("*", True, ["*", "root"]),
-    ("@gpu", True, ["@gpu", "root"]),
-    ("*", False, ["*"]),
-    ("root", True, ["root"]),
-])
-def test_role_limits_template_parses_back(domain, with_root, expected_domains):
-    text = _render("limits.conf.j2", memlock_limits_domain=domain, memlock_limits_root=with_root, memlock_limit=65536)
-    assert memlock.limits_domains(text) == expected_domains
-    found = memlock.effective_login_limits([("f", text)], expected_domains)
-    assert all(values["soft"] == values["hard"] == 65536 for values in found.values())
-
-
-def test_role_systemd_templates_set_the_limit():
-    manager = _render("system.conf.d-memlock.conf.j2", __memlock_systemd_value="infinity")
-    service = _render("service-memlock.conf.j2", __memlock_systemd_value="65536K")
-    assert last_setting(manager, "Manager", "DefaultLimitMEMLOCK") == "infinity"
-    assert last_setting(service, "Service", "LimitMEMLOCK") == "65536K"
-
-
 # --- PAM stacks --------------------------------------------------------------
 
 def _pam(files):
-    return lambda name: files.get(name)
+    return files.get
 
 
 def test_pam_limits_found_through_debian_include():
@@ -136,12 +107,18 @@ def test_pam_limits_found_through_debian_include():
 
 
 def test_pam_limits_found_through_redhat_include():
-    files = {"sshd": "session include password-auth\n", "password-auth": "-session optional pam_systemd.so\nsession required /usr/lib64/security/pam_limits.so\n"}
+    files = {
+        "sshd": "session include password-auth\n",
+        "password-auth": "-session optional pam_systemd.so\nsession required /usr/lib64/security/pam_limits.so\n",
+    }
     assert memlock.pam_stack_has_limits("sshd", _pam(files)) is True
 
 
 def test_pam_limits_commented_out_or_auth_only_is_missing():
-    files = {"login": "# session required pam_limits.so\nauth required pam_limits.so\n@include common-session\n", "common-session": "session required pam_unix.so\n"}
+    files = {
+        "login": "# session required pam_limits.so\nauth required pam_limits.so\n@include common-session\n",
+        "common-session": "session required pam_unix.so\n",
+    }
     assert memlock.pam_stack_has_limits("login", _pam(files)) is False
 
 
@@ -187,7 +164,8 @@ def test_merge_keeps_every_other_key_in_order_and_indent():
 
 
 def test_merge_replaces_other_memlock_in_place():
-    before = json.dumps({"default-ulimits": {"memlock": {"Name": "memlock", "Hard": 67108864, "Soft": 65536}, "nofile": {"Name": "nofile", "Hard": 1, "Soft": 1}}, "debug": True}, indent=2)
+    ulimits = {"memlock": {"Name": "memlock", "Hard": 67108864, "Soft": 65536}, "nofile": {"Name": "nofile", "Hard": 1, "Soft": 1}}
+    before = json.dumps({"default-ulimits": ulimits, "debug": True}, indent=2)
     text, changed = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
     assert changed
     merged = json.loads(text)
@@ -201,6 +179,51 @@ def test_merge_is_a_no_op_when_memlock_already_matches_even_in_other_case_or_ord
     text, changed = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
     assert not changed
     assert text == before
+
+
+ENTRY = '{"Name": "memlock", "Hard": -1, "Soft": -1}'
+
+
+def test_merge_adds_one_line_to_existing_default_ulimits():
+    before = (
+        '{\n  "log-driver": "json-file",\n  "default-ulimits": {\n    "nofile": {"Name": "nofile", "Hard": 65536, "Soft": 65536}\n  },\n'
+        '  "debug": true\n}\n'
+    )
+    text, dummy = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
+    assert text == before.replace("65536}\n", '65536},\n    "memlock": %s\n' % ENTRY)
+
+
+def test_merge_appends_default_ulimits_after_the_last_key():
+    before = '{\n\t"log-driver": "json-file",\n\t"log-opts": {"max-size": "10m"}\n}\n'
+    text, dummy = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
+    assert text == '{\n\t"log-driver": "json-file",\n\t"log-opts": {"max-size": "10m"},\n\t"default-ulimits": {\n\t\t"memlock": %s\n\t}\n}\n' % ENTRY
+
+
+def test_merge_continues_a_one_line_file_on_its_line():
+    before = '{"debug": true, "default-ulimits": {"nofile": {"Name": "nofile", "Hard": 1, "Soft": 1}}}'
+    text, dummy = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
+    assert text == '{"debug": true, "default-ulimits": {"nofile": {"Name": "nofile", "Hard": 1, "Soft": 1}, "memlock": %s}}' % ENTRY
+
+
+def test_merge_replaces_only_the_memlock_value_text():
+    before = '{\n  "default-ulimits": {\n    "memlock": {\n      "Name": "memlock", "Hard": 65536, "Soft": 65536\n    }\n  }\n}\n'
+    text, dummy = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
+    assert text == '{\n  "default-ulimits": {\n    "memlock": %s\n  }\n}\n' % ENTRY
+
+
+@pytest.mark.parametrize("before", ['{}', '{"default-ulimits": {}}', '{ "default-ulimits" : { } , "a" : 1 }'])
+def test_merge_of_empty_objects(before):
+    text, changed = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
+    assert changed
+    merged = json.loads(text)
+    assert merged["default-ulimits"] == {"memlock": MEMLOCK_UNLIMITED}
+    assert merged.get("a", 1) == 1
+
+
+def test_merge_with_duplicate_keys_edits_the_last_occurrence():
+    before = '{"default-ulimits": {"nofile": {"Name": "nofile", "Hard": 1, "Soft": 1}}, "default-ulimits": {}}'
+    text, dummy = memlock.merge_daemon_json(before, memlock.docker_ulimit("unlimited"))
+    assert json.loads(text)["default-ulimits"] == {"memlock": MEMLOCK_UNLIMITED}
 
 
 @pytest.mark.parametrize("before, fragment", [

@@ -21,8 +21,14 @@ DOCKER_DROPIN = "/etc/systemd/system/docker.service.d/90-gpuops-memlock.conf"
 LIMITS_CONTENT = "*  soft  memlock  unlimited\n*  hard  memlock  unlimited\nroot  soft  memlock  unlimited\nroot  hard  memlock  unlimited\n"
 MANAGER_CONTENT = "[Manager]\nDefaultLimitMEMLOCK=infinity\n"
 DROPIN_CONTENT = "[Service]\nLimitMEMLOCK=infinity\n"
-DAEMON_JSON = '{\n  "log-driver": "json-file",\n  "default-ulimits": {\n    "nofile": {"Name": "nofile", "Hard": 65536, "Soft": 65536}\n  },\n  "data-root": "/srv/docker"\n}\n'
-HOST_LIMITS = "Limit                     Soft Limit           Hard Limit           Units     \nMax locked memory         unlimited            unlimited            bytes     \n"
+DAEMON_JSON = (
+    '{\n  "log-driver": "json-file",\n  "default-ulimits": {\n    "nofile": {"Name": "nofile", "Hard": 65536, "Soft": 65536}\n  },\n'
+    '  "data-root": "/srv/docker"\n}\n'
+)
+HOST_LIMITS = (
+    "Limit                     Soft Limit           Hard Limit           Units     \n"
+    "Max locked memory         unlimited            unlimited            bytes     \n"
+)
 HOST_STATUS = "Name:\tsystemd\nCapEff:\t000001ffffffffff\n"
 
 
@@ -88,7 +94,7 @@ def test_first_run_converges_every_part(root):
         "memlock": {"Name": "memlock", "Hard": -1, "Soft": -1},
     }
     assert list(merged) == ["log-driver", "default-ulimits", "data-root"]
-    assert result["skipped"] == {"containerd.service": "unit not installed", "slurmd.service": "unit not installed"}
+    assert result["left_alone"] == {"containerd.service": "unit not installed", "slurmd.service": "unit not installed"}
     assert len(result["diff"]) == 4
     backups = [entry["backup_file"] for entry in result["files"] if entry["backup_file"]]
     assert len(backups) == 1 and open(backups[0]).read() == DAEMON_JSON
@@ -182,8 +188,8 @@ def test_no_docker_means_no_daemon_json(root):
     _file(root, "/lib/systemd/system/docker.service").unlink()
     _file(root, "/etc/docker/daemon.json").unlink()
     result = run_module(memlock_module.main, _args(root))
-    assert "does not exist" in result["skipped"]["daemon.json"]
-    assert "docker.service" in result["skipped"]
+    assert "does not exist" in result["left_alone"]["daemon.json"]
+    assert "docker.service" in result["left_alone"]
     assert not _file(root, "/etc/docker/daemon.json").exists()
     assert result["effective"]["docker_default_ulimit"] is None
 
@@ -198,7 +204,7 @@ def test_daemon_json_always_creates_it(root):
 def test_daemon_json_never_leaves_it(root):
     result = run_module(memlock_module.main, _args(root, docker_daemon_json="never"))
     assert _file(root, "/etc/docker/daemon.json").read_text() == DAEMON_JSON
-    assert result["skipped"]["daemon.json"] == "docker_daemon_json is never"
+    assert result["left_alone"]["daemon.json"] == "docker_daemon_json is never"
 
 
 def test_only_what_is_asked_is_managed(root):
@@ -346,7 +352,7 @@ def test_running_docker_older_than_its_settings_needs_a_restart(booted):
     result = run_module(memlock_module.main, _args(booted))
     assert result["pending"]["restart"] == ["docker.service"]
     assert not result["changed"]
-    assert any("docker.service still run with their old memlock limit" in warning for warning in result["warnings"])
+    assert any("started before their memlock settings changed: docker.service" in warning for warning in result["warnings"])
     with_restart = run_module(memlock_module.main, _args(booted, restart_services=True))
     assert with_restart["changed"] and with_restart["pending"]["restart"] == ["docker.service"]
 
@@ -365,5 +371,5 @@ def test_dockerd_flag_conflict_leaves_daemon_json_alone(booted):
     result = run_module(memlock_module.main, _args(booted))
     assert not result["failed"]
     assert _file(booted, "/etc/docker/daemon.json").read_text() == DAEMON_JSON
-    assert "--default-ulimit" in result["skipped"]["daemon.json"]
+    assert "--default-ulimit" in result["left_alone"]["daemon.json"]
     assert any("--default-ulimit" in warning for warning in result["warnings"])
