@@ -44,7 +44,21 @@ THP_CASES = [
 
 SYSCTL_CASES = []
 
-MEMLOCK_CASES = []
+MEMLOCK_CASES = [
+    pytest.param({"memlock_limit": "abc"}, ["memlock_limit", '"abc"', "unlimited or a positive integer"], id="memlock_limit_text"),
+    pytest.param({"memlock_limit": 0}, ["memlock_limit", "got 0;", "unlimited or a positive integer"], id="memlock_limit_zero"),
+    pytest.param({"memlock_limit": -5}, ["memlock_limit", "got -5;", "unlimited or a positive integer"], id="memlock_limit_negative"),
+    pytest.param({"memlock_limit": "64K"}, ["memlock_limit", '"64K"', "unlimited or a positive integer"], id="memlock_limit_suffix"),
+    pytest.param({"memlock_limit": 9007199254740992}, ["memlock_limit", "got 9007199254740992;"], id="memlock_limit_too_big"),
+    pytest.param({"memlock_service_units": "docker.service"}, ["memlock_service_units", '"docker.service"', "a list of service unit"],
+                 id="memlock_units_not_a_list"),
+    pytest.param({"memlock_service_units": ["docker"]}, ["memlock_service_units", '["docker"]', "a list of service unit"], id="memlock_units_not_services"),
+    pytest.param({"memlock_limits_domain": "bad domain"}, ["memlock_limits_domain", '"bad domain"', "everyone but root"], id="memlock_limits_domain"),
+    pytest.param({"memlock_docker_daemon_json": "sometimes"}, ["memlock_docker_daemon_json", '"sometimes"', "auto, always, never"],
+                 id="memlock_docker_daemon_json"),
+    pytest.param({"memlock_restart_services": "maybe"}, ["memlock_restart_services", '"maybe"', "true or false"], id="memlock_restart_services"),
+    pytest.param({"memlock_login_sessions": "yes"}, ["memlock_login_sessions", '"yes"', "true or false"], id="memlock_login_sessions"),
+]
 
 NUMA_BINDING_CASES = []
 
