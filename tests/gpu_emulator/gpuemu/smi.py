@@ -102,6 +102,8 @@ def run(state, argv, state_path):
             return texts.RC_OK, smi_topo.render(state)
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
     if argv and argv[0] == "mig":
+        if not smi_mig.changes(argv[1:]):
+            return smi_mig.run(state, argv[1:], lambda text: select_gpus(state, text))
         with state_file.editing(state_path) as live:
             return smi_mig.run(live, argv[1:], lambda text: select_gpus(live, text))
     options, error = parse(argv)

@@ -197,6 +197,14 @@ VALUES = {
 FLAGS = {"-C": "default_ci", "--default-compute-instance": "default_ci"}
 
 
+MUTATING = ("cgi", "cci", "dci", "dgi")
+
+
+def changes(argv):
+    """True when these mig arguments create or destroy instances."""
+    return any(ACTIONS.get(token.partition("=")[0]) in MUTATING for token in argv)
+
+
 def parse(argv):
     """(options, error) for the arguments after 'mig'."""
     options = {}

@@ -5,6 +5,9 @@
 
 from . import pci
 
+# nvidia-smi underlines the header row with terminal escapes, even into a pipe.
+UNDERLINE, RESET = "\x1b[4m", "\x1b[0m"
+
 LEGEND = [
     ("X", "Self"),
     ("SYS", "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"),
@@ -32,7 +35,7 @@ def render(state):
     nics = state["nics"]
     devices = [("GPU%d" % g["index"], g) for g in gpus] + [("NIC%d" % n, nic) for n, nic in enumerate(nics)]
     heads = [label for label, _item in devices] + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
-    lines = ["\t" + "\t".join(heads)]
+    lines = ["\t" + UNDERLINE + "\t".join(heads) + RESET]
     for label, item in devices:
         cells = [label] + [_link(state, item, other) for _label, other in devices]
         if "uuid" in item:

@@ -219,7 +219,7 @@ def test_summary_table_layout_matches_modern_captures(make_state, smi):
 # ---- topo -m ----------------------------------------------------------------------
 
 def _expanded(raw_line, replace=None):
-    cells = raw_line.split("\t")
+    cells = raw_line.replace("\x1b[4m", "").replace("\x1b[0m", "").split("\t")
     for position, value in (replace or {}).items():
         cells[position] = value
     return "\t".join(cells).expandtabs(8).rstrip()
@@ -233,6 +233,7 @@ def test_topo_tab_layout_matches_puget_capture(make_state, smi):
     raw = out.rstrip("\n").split("\n")
     theirs = body_lines(real_captures.load("puget_wrx90_tr7965wx_2x_rtx6000ada_nvidia_smi_topo_m.txt"))
     assert len(raw) == len(theirs)
+    assert raw[0].startswith("\t\x1b[4mGPU0\t") and raw[0].endswith("\tGPU NUMA ID\x1b[0m")
     assert _expanded(raw[0]) == theirs[0]
     for row in (1, 2):
         # Our workstation's firmware reports no NUMA affinity; the captured one does.
@@ -244,7 +245,7 @@ def test_topo_tab_layout_matches_puget_capture(make_state, smi):
 def test_topo_matrix_relations_and_legends(make_state, smi):
     rc, out, _err = smi(make_state("dgx_h100"), "topo", "-m")
     assert rc == 0
-    rows = [line.split("\t") for line in out.splitlines()]
+    rows = [line.split("\t") for line in out.replace("\x1b[4m", "").replace("\x1b[0m", "").splitlines()]
     header = rows[0]
     assert header[0] == "" and header[-3:] == ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"]
     gpu0 = rows[1]
