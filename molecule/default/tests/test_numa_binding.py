@@ -57,18 +57,24 @@ def _fact(host):
 
 
 def _status(text):
-    return dict((key.strip(), value.strip()) for key, _, value in
-                (line.partition(":") for line in text.splitlines()) if key.endswith("_allowed_list"))
+    """The *_allowed_list lines of /proc/self/status as a dict."""
+    fields = (line.split(":", 1) for line in text.splitlines() if ":" in line)
+    return dict((key.strip(), value.strip()) for key, value in fields if key.endswith("_allowed_list"))
+
+
+def _id_set(text):
+    """``0-2,5`` -> {0, 1, 2, 5}."""
+    ids = set()
+    for part in text.strip().split(","):
+        bounds = part.split("-")
+        ids.update(range(int(bounds[0]), int(bounds[-1]) + 1))
+    return ids
 
 
 def _kernel_memory_nodes(host):
     """Memory nodes the node's real kernel offers (not the emulated sysfs)."""
     line = host.run("grep ^Mems_allowed_list: /proc/self/status").stdout
-    nodes = set()
-    for part in line.split(":", 1)[1].strip().split(","):
-        first, _, last = part.partition("-")
-        nodes.update(range(int(first), int(last or first) + 1))
-    return nodes
+    return _id_set(line.split(":", 1)[1])
 
 
 def _node_cpus(profile, node_id):
@@ -149,7 +155,7 @@ def test_bound_run_on_a_node0_gpu_shows_the_binding(host, dgx):
     bound = _status(run.stdout)
     assert bound["Mems_allowed_list"] == "0"
     assert bound["Cpus_allowed_list"]
-    assert _cpu_set(bound["Cpus_allowed_list"]) <= _cpu_set(unbound["Cpus_allowed_list"])
+    assert _id_set(bound["Cpus_allowed_list"]) <= _id_set(unbound["Cpus_allowed_list"])
     assert "policy: bind" in run.stdout
     assert re.search(r"^membind: 0\s*$", run.stdout, re.M)
     assert "CUDA_VISIBLE_DEVICES=%d CUDA_DEVICE_ORDER=PCI_BUS_ID" % gpu in run.stdout
@@ -167,11 +173,3 @@ def test_gpu_on_node1_is_refused_clearly(host, dgx):
 def test_launcher_refuses_an_unknown_gpu(host, dgx):
     run = host.run("%s --gpu 8 -- true" % LAUNCHER)
     assert run.rc == 2 and "no GPU 8 on this host (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)" in run.stderr
-
-
-def _cpu_set(text):
-    cpus = set()
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        cpus.update(range(int(first), int(last or first) + 1))
-    return cpus
