@@ -65,11 +65,70 @@ def _bind_plan(index, gpu):
     }
     if nodes:
         node_text = format_cpulist(nodes)
-        # Memory follows the CPUs' nodes; a CPU-less node (HBM, GH200's GPU
-        # memory) is never the one named here, as affinity comes from the CPUs.
+        # Memory on the CPUs' own nodes: host buffers stay local to the GPU.
         plan["numactl_args"] = ["--cpunodebind=%s" % node_text, "--membind=%s" % node_text]
         plan["numactl"] = "numactl " + " ".join(plan["numactl_args"])
     return plan
+
+
+def _gpu_entry(raw, address, pci, topo, numa_nodes, cpu_nodes, warnings):
+    """One GPU: sysfs's node and CPUs, nvidia-smi's affinity where sysfs has none."""
+    where = "GPU %d (%s)" % (raw["index"], address or raw["pci_bus_id"])
+    numa_node = pci.get("numa_node")
+    topo_nodes = topo.get("numa_affinity")
+    if pci and pci.get("numa_node_raw") == -1:
+        warnings.append("%s: the kernel reports no NUMA node for it (numa_node is -1, as in many VMs)" % where)
+    elif not pci and topo_nodes and len(topo_nodes) == 1:
+        numa_node = topo_nodes[0]
+    if numa_node is not None and topo_nodes and numa_node not in topo_nodes:
+        warnings.append("%s: sysfs puts it on NUMA node %d but nvidia-smi reports NUMA affinity %s"
+                        % (where, numa_node, format_cpulist(topo_nodes)))
+
+    cpus = pci.get("cpus")
+    cpulist = pci.get("local_cpulist")
+    if cpus is None and topo.get("cpu_affinity") is not None:
+        cpus = topo["cpu_affinity"]
+    if cpus is not None and not cpulist:
+        cpulist = format_cpulist(cpus)
+
+    if topo_nodes:
+        bind_nodes = list(topo_nodes)
+    elif numa_node is not None:
+        bind_nodes = [numa_node]
+    elif cpus and pci.get("numa_node_raw") != -1:
+        # Old drivers print CPU Affinity only: the nodes holding those CPUs.
+        bind_nodes = _nodes_of_cpus(cpus, numa_nodes)
+    elif len(cpu_nodes) == 1:
+        # One node with CPUs (a workstation, most VMs): the only choice there is.
+        bind_nodes = list(cpu_nodes)
+    else:
+        bind_nodes = []
+    if bind_nodes and cpu_nodes and not set(bind_nodes) <= set(cpu_nodes):
+        # --cpunodebind needs nodes with CPUs; a CPU-less node (HBM, CXL memory)
+        # gives way to the nodes that hold the GPU's CPUs.
+        bind_nodes = [node for node in bind_nodes if node in cpu_nodes] or _nodes_of_cpus(cpus, numa_nodes)
+    if not bind_nodes:
+        bind_nodes = None
+        warnings.append("%s: its NUMA affinity is unknown, so jobs on it cannot be bound to a node" % where)
+
+    return {
+        "index": raw["index"],
+        "uuid": raw["uuid"],
+        "name": raw["name"],
+        "pci_bus_id": address or raw["pci_bus_id"],
+        "pci_bus_id_nvidia_smi": raw["pci_bus_id"],
+        "numa_node": numa_node,
+        "numa_affinity": bind_nodes,
+        "gpu_memory_numa_node": topo.get("gpu_numa_id"),
+        "cpus": cpus,
+        "local_cpulist": cpulist,
+        "nearest_nics": [],
+        "memory_total_mib": raw["memory_total_mib"],
+        "persistence_mode": raw["persistence_mode"],
+        "mig_mode": raw["mig_mode"],
+        "mig_mode_pending": raw["mig_mode_pending"],
+        "compute_mode": raw["compute_mode"],
+    }
 
 
 def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
@@ -98,70 +157,18 @@ def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
     rdma_by_name = dict((nic["name"], nic) for nic in rdma_devices)
     mig_by_index = dict((item["index"], item["mig_devices"]) for item in (gpu_list or []))
 
-    cpu_nodes = [node for node in numa_nodes if node["cpus"]]
+    cpu_nodes = [node["id"] for node in numa_nodes if node["cpus"]]
     gpus = []
     for raw in query["gpus"]:
-        index = raw["index"]
-        label = "GPU%d" % index
         address = pci_bus_id_to_sysfs(raw["pci_bus_id"])
-        pci = pci_devices.get(address) or {}
-        topo = matrix["gpus"].get(label) or {}
-        where = "GPU %d (%s)" % (index, address or raw["pci_bus_id"])
-
-        numa_node = pci.get("numa_node")
-        topo_nodes = topo.get("numa_affinity")
-        if pci and pci.get("numa_node_raw") == -1:
-            warnings.append("%s: the kernel reports no NUMA node for it (numa_node is -1, as in many VMs)" % where)
-        elif not pci and topo_nodes and len(topo_nodes) == 1:
-            numa_node = topo_nodes[0]
-        if numa_node is not None and topo_nodes and numa_node not in topo_nodes:
-            warnings.append("%s: sysfs puts it on NUMA node %d but nvidia-smi reports NUMA affinity %s"
-                            % (where, numa_node, format_cpulist(topo_nodes)))
-
-        cpus = pci.get("cpus")
-        cpulist = pci.get("local_cpulist")
-        if cpus is None and topo.get("cpu_affinity") is not None:
-            cpus = topo["cpu_affinity"]
-        if cpus is not None and not cpulist:
-            cpulist = format_cpulist(cpus)
-
-        if topo_nodes:
-            bind_nodes = list(topo_nodes)
-        elif numa_node is not None:
-            bind_nodes = [numa_node]
-        elif cpus and pci.get("numa_node_raw") != -1:
-            # Old drivers print CPU Affinity only: the nodes holding those CPUs.
-            bind_nodes = _nodes_of_cpus(cpus, numa_nodes)
-        elif len(cpu_nodes) == 1:
-            # One node with CPUs (a workstation, most VMs): the only choice there is.
-            bind_nodes = [cpu_nodes[0]["id"]]
-        else:
-            bind_nodes = []
-        if not bind_nodes:
-            bind_nodes = None
-            warnings.append("%s: its NUMA affinity is unknown, so jobs on it cannot be bound to a node" % where)
-
-        gpus.append({
-            "index": index,
-            "uuid": raw["uuid"],
-            "name": raw["name"],
-            "pci_bus_id": address or raw["pci_bus_id"],
-            "pci_bus_id_nvidia_smi": raw["pci_bus_id"],
-            "numa_node": numa_node,
-            "numa_affinity": bind_nodes,
-            "gpu_memory_numa_node": topo.get("gpu_numa_id"),
-            "cpus": cpus,
-            "local_cpulist": cpulist,
-            "nearest_nics": [],
-            "memory_total_mib": raw["memory_total_mib"],
-            "persistence_mode": raw["persistence_mode"],
-            "mig_mode": raw["mig_mode"],
-            "mig_mode_pending": raw["mig_mode_pending"],
-            "compute_mode": raw["compute_mode"],
-            "mig_devices": mig_by_index.get(index, []),
+        gpu = _gpu_entry(raw, address, pci_devices.get(address) or {},
+                         matrix["gpus"].get("GPU%d" % raw["index"]) or {}, numa_nodes, cpu_nodes, warnings)
+        gpu.update({
+            "mig_devices": mig_by_index.get(raw["index"], []),
             "driver_version": query["driver_version"],
             "cuda_version": query["cuda_version"],
         })
+        gpus.append(gpu)
 
     nics = _nics(rdma_devices, matrix, topo_nic_labels, nic_label_by_name)
     nic_by_name = dict((nic["name"], nic) for nic in nics)

@@ -215,3 +215,14 @@ def test_link_rank():
     assert gpu_topology.link_rank("SOC") == gpu_topology.link_rank("SYS")
     assert gpu_topology.link_rank("NV18") == 0
     assert gpu_topology.link_rank("OK") is None and gpu_topology.link_rank(None) is None
+
+
+def test_cpuless_node_named_by_sysfs_gives_way_to_the_cpu_nodes(tmp_path):
+    nodes = {0: {"cpus": "0-7", "memory_kib": 1, "distances": [10, 20]},
+             1: {"cpus": "8-15", "memory_kib": 1, "distances": [20, 10]},
+             2: {"cpus": "", "memory_kib": 1, "distances": [30, 30]}}
+    pci = {"0000:18:00.0": {"numa_node": 2, "cpulist": "8-15"}}
+    topology = _build(tmp_path, _query("00000000:18:00.0"), nodes=nodes, pci=pci, rdma={})
+    assert topology["gpus"][0]["numa_node"] == 2
+    assert topology["gpus"][0]["numa_affinity"] == [1]
+    assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=1 --membind=1"
