@@ -96,8 +96,14 @@ def gpu_instance_id(gpu, profile, start):
     return 7 + start
 
 
-def create_gpu_instance(gpu, profile):
-    start = free_placement(gpu, profile)
+def create_gpu_instance(gpu, profile, start=None):
+    """A new GPU instance at the first free placement, or at the one asked for."""
+    if start is None:
+        start = free_placement(gpu, profile)
+    elif start not in profile["placements"]:
+        raise MigError("Invalid Argument")
+    elif not _fits(gpu, profile, start, gpu["gpu_instances"]):
+        start = None
     if start is None:
         raise MigError("Insufficient Resources")
     instance = {

@@ -159,6 +159,11 @@ def _serve(report, state_path, pipe_dir, log_dir, echo):
 
 def main(argv, state_path, environ, stdin, stdout, stderr):
     pipe_dir, log_dir = directories(environ)
+    # The real tool spells its long foreground option "--forground".
+    argv = [{"--daemon": "-d", "--forground": "-f", "--foreground": "-f"}.get(a, a) for a in argv]
+    if argv in (["-h"], ["--help"]):
+        stdout.write(USAGE)
+        return 0
     if argv in (["-d"], ["-f"]):
         if _ask(pipe_dir, "") is not None:
             stderr.write(texts.MPS_ALREADY_RUNNING)
@@ -182,7 +187,7 @@ def main(argv, state_path, environ, stdin, stdout, stderr):
             continue
         reply = _ask(pipe_dir, line.strip())
         if reply is None:
-            stdout.write(texts.MPS_NO_DAEMON)
+            stderr.write(texts.MPS_NO_DAEMON)
             return 1
         stdout.write(reply)
     return 0

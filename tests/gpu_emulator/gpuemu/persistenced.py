@@ -55,7 +55,7 @@ def parse(argv):
                     return None, "nvidia-persistenced: option %s requires an argument.\n" % name
                 tokens.pop(0)
         else:
-            return None, "nvidia-persistenced: Unrecognized option: '%s'\n" % token
+            return None, texts.PERSISTENCED_BAD_OPTION % token
     return options, None
 
 
@@ -71,8 +71,9 @@ def _running_pid(run_dir):
 def main(argv, state_path, stdout, stderr):
     options, error = parse(argv)
     if error:
+        # The real daemon exits 0 after complaining about its command line.
         stderr.write(error)
-        return 1
+        return 0
     state = state_file.load(state_path)
     if options.get("help") or options.get("version"):
         text = USAGE % state["driver_version"]

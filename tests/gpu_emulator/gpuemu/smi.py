@@ -53,14 +53,14 @@ def parse(argv):
         name, equals, inline = token.partition("=")
         key = OPTIONS.get(name)
         if key is None:
-            return None, texts.UNKNOWN_OPTION % name
+            return None, (texts.RC_OTHER, texts.UNKNOWN_OPTION % name)
         if key in WITH_VALUE:
             if equals:
                 options[key] = inline
             elif tokens:
                 options[key] = tokens.pop(0)
             else:
-                return None, texts.INVALID_COMBINATION
+                return None, (texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION)
         else:
             options[key] = True
     return options, None
@@ -100,6 +100,9 @@ def run(state, argv, state_path):
     if argv and argv[0] == "topo":
         if argv[1:] in (["-m"], ["--matrix"]):
             return texts.RC_OK, smi_topo.render(state)
+        if not argv[1:]:
+            return texts.RC_OK, smi_topo.HELP
+        # Only the matrix is emulated.
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
     if argv and argv[0] == "mig":
         if not smi_mig.changes(argv[1:]):
@@ -108,7 +111,7 @@ def run(state, argv, state_path):
             return smi_mig.run(live, argv[1:], lambda text: select_gpus(live, text))
     options, error = parse(argv)
     if error:
-        return texts.RC_INVALID_ARGUMENT, error
+        return error
     if options.get("help"):
         return texts.RC_OK, USAGE % state["driver_version"]
     if options.get("version"):
@@ -123,10 +126,14 @@ def run(state, argv, state_path):
         fields = options.get("query_gpu", options.get("query_apps"))
         return query(state, gpus, fields, options.get("format"))
     if options.get("list"):
+        if "id" in options:
+            return texts.RC_INVALID_ARGUMENT, texts.OPTION_NOT_VALID % "-i"
         return texts.RC_OK, smi_list.render(state, gpus)
     if options.get("query") and options.get("xml"):
         return texts.RC_OK, smi_xml.render(state, gpus)
-    if options.get("query") or options.get("xml"):
+    if options.get("xml"):
+        return texts.RC_INVALID_ARGUMENT, texts.XML_NEEDS_QUERY
+    if options.get("query"):
         # Only the XML form of -q is emulated.
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
     return texts.RC_OK, smi_summary.render(state, gpus)

@@ -40,7 +40,7 @@ def _mig_enabled(gpus):
         return [], (texts.RC_QUERY_FAILED, texts.NO_MIG_SUPPORTED)
     enabled = [g for g in gpus if g["mig"] and g["mig"]["current"] == "Enabled"]
     if not enabled:
-        return [], (texts.RC_QUERY_FAILED, texts.NO_MIG_ENABLED)
+        return [], (texts.RC_OK, texts.NO_MIG_ENABLED)
     return enabled, None
 
 
@@ -100,13 +100,15 @@ def create_gpu_instances(state, gpus, profiles_text, with_default_ci):
     out = []
     for gpu in gpus:
         for token in profiles_text.split(","):
-            profile = mig.profile_by_token(gpu, token)
+            # A profile tuple: a profile name or id, optionally ":<placement start>".
+            name, _colon, start = token.partition(":")
+            profile = mig.profile_by_token(gpu, name)
             try:
-                if profile is None:
+                if profile is None or (start and not start.strip().isdigit()):
                     raise mig.MigError("Invalid Argument")
                 if gpu["index"] in state["faults"]["gpu_busy"]:
                     raise mig.MigError(texts.IN_USE)
-                instance = mig.create_gpu_instance(gpu, profile)
+                instance = mig.create_gpu_instance(gpu, profile, int(start) if start else None)
             except mig.MigError as error:
                 out.append("Unable to create a GPU instance on GPU %2d using profile %s: %s\n" % (gpu["index"], token.strip(), error))
                 out.append("Failed to create GPU instances: %s\n" % error)
@@ -205,8 +207,18 @@ def changes(argv):
     return any(ACTIONS.get(token.partition("=")[0]) in MUTATING for token in argv)
 
 
+HELP = """
+    mig -- Multi Instance GPU management.
+
+    Usage: nvidia-smi mig [options]
+
+    Options include: -i, -gi, -ci, -lgip, -lgipp, -lgi, -lci, -cgi PROFILE[:START][,...] [-C],
+    -cci [PROFILE[,...]], -dci, -dgi.
+"""
+
+
 def parse(argv):
-    """(options, error) for the arguments after 'mig'."""
+    """(options, None) or (None, (rc, text)) for the arguments after 'mig'."""
     options = {}
     tokens = list(argv)
     while tokens:
@@ -214,24 +226,26 @@ def parse(argv):
         name, _equals, inline = token.partition("=")
         if name in ACTIONS:
             if "action" in options:
-                return None, texts.INVALID_COMBINATION
+                return None, (texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION)
             options["action"] = ACTIONS[name]
             if options["action"] in ("cgi", "cci"):
                 value = inline or (tokens.pop(0) if tokens and not tokens[0].startswith("-") else None)
                 if options["action"] == "cgi" and not value:
-                    return None, texts.INVALID_COMBINATION
+                    return None, (texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION)
                 options["profiles"] = value
         elif name in VALUES:
             value = inline or (tokens.pop(0) if tokens else None)
             if value is None:
-                return None, texts.INVALID_COMBINATION
+                return None, (texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION)
             options[VALUES[name]] = value
         elif name in FLAGS:
             options[FLAGS[name]] = True
+        elif name in ("-h", "--help"):
+            return None, (texts.RC_OK, HELP)
         else:
-            return None, texts.UNKNOWN_OPTION % token
+            return None, (texts.RC_OTHER, texts.UNKNOWN_OPTION % name)
     if "action" not in options:
-        return None, texts.INVALID_COMBINATION
+        return None, (texts.RC_OK, HELP)
     return options, None
 
 
@@ -239,7 +253,7 @@ def run(state, argv, select_gpus):
     """Returns (rc, stdout). select_gpus(id text or None) -> (gpus, error)."""
     options, error = parse(argv)
     if error:
-        return texts.RC_INVALID_ARGUMENT, error
+        return error
     gpus, error = select_gpus(options.get("id"))
     if error:
         return error

@@ -92,8 +92,6 @@ GPU_FIELDS = [
     (("clocks.max.memory", "clocks.max.mem"), "clocks.max.memory [MHz]", lambda f: (str(f.max_clocks["memory"]), "MHz")),
     (("mig.mode.current",), "mig.mode.current", lambda f: _mig_mode(f.mig_current)),
     (("mig.mode.pending",), "mig.mode.pending", lambda f: _mig_mode(f.mig_pending)),
-    (("reset_status.reset_required",), "reset_status.reset_required", lambda f: "No"),
-    (("reset_status.drain_and_reset_recommended",), "reset_status.drain_and_reset_recommended", lambda f: "No"),
     (("clocks_event_reasons.active", "clocks_throttle_reasons.active"), "clocks_event_reasons.active",
      lambda f: "0x0000000000000000" if f.processes else "0x0000000000000001"),
 ]
@@ -123,9 +121,9 @@ APP_LOOKUP = _lookup(APP_FIELDS)
 
 
 def parse_format(text):
-    """(ok, header, units) from --format's value."""
-    parts = [p.strip() for p in (text or "").split(",") if p.strip()]
-    if "csv" not in parts or any(p not in ("csv", "noheader", "nounits") for p in parts):
+    """(ok, header, units) from --format's value; without --format the output is csv."""
+    parts = [p.strip() for p in (text or "csv").split(",") if p.strip()]
+    if any(p not in ("csv", "noheader", "nounits") for p in parts):
         return False, True, True
     return True, "noheader" not in parts, "nounits" not in parts
 
@@ -149,7 +147,7 @@ def _resolve(fields_text, lookup):
 def query_gpus(state, gpus, fields_text, format_text):
     ok, header, units = parse_format(format_text)
     if not ok:
-        return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+        return texts.RC_INVALID_ARGUMENT, texts.FORMAT_MODIFIER
     columns, error = _resolve(fields_text, GPU_LOOKUP)
     if error:
         return texts.RC_INVALID_ARGUMENT, error
@@ -165,7 +163,7 @@ def query_gpus(state, gpus, fields_text, format_text):
 def query_apps(state, gpus, fields_text, format_text):
     ok, header, units = parse_format(format_text)
     if not ok:
-        return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+        return texts.RC_INVALID_ARGUMENT, texts.FORMAT_MODIFIER
     columns, error = _resolve(fields_text, APP_LOOKUP)
     if error:
         return texts.RC_INVALID_ARGUMENT, error

@@ -8,6 +8,15 @@ from . import pci
 # nvidia-smi underlines the header row with terminal escapes, even into a pipe.
 UNDERLINE, RESET = "\x1b[4m", "\x1b[0m"
 
+HELP = """
+    topo -- Display topological information about the system.
+
+    Usage: nvidia-smi topo [options]
+
+    Options include:
+    [-m | --matrix]: Display the GPUDirect communication matrix for the system.
+"""
+
 LEGEND = [
     ("X", "Self"),
     ("SYS", "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"),

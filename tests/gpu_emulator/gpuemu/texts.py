@@ -28,7 +28,11 @@ DRIVER_FAULTS = {
 }
 
 INVALID_COMBINATION = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n"
-UNKNOWN_OPTION = "ERROR: Option %s is not recognized. Please run 'nvidia-smi -h' for help.\n"
+UNKNOWN_OPTION = "ERROR: Option %s is not recognized. Please run 'nvidia-smi -h'.\n\n"
+OPTION_NOT_VALID = "ERROR: Option %s is not valid for this command. Please run 'nvidia-smi -h' for help.\n\n"
+XML_NEEDS_QUERY = ("Invalid combination of input arguments. Specify -q/--query and -x/--xml-format to run an XML query.  "
+                   "Please run 'nvidia-smi -h' for help.\n")
+FORMAT_MODIFIER = "Format modifier is not recognized.\n"
 INVALID_FIELD = 'Field "%s" is not a valid field to query.\n\n'
 ALL_DONE = "All done.\n"
 
@@ -55,6 +59,8 @@ NO_GPU_INSTANCES = "No GPU instances found: Not Found\n"
 NO_COMPUTE_INSTANCES = "No compute instances found: Not Found\n"
 
 PERSISTENCED_FAILED = "nvidia-persistenced failed to initialize. Check syslog for more details.\n"
+PERSISTENCED_BAD_OPTION = ('nvidia-persistenced: unrecognized option: "%s"\n\n'
+                           "ERROR: Invalid commandline, please run `nvidia-persistenced --help` for usage information.\n\n")
 
 MPS_NO_DAEMON = "Cannot find MPS control daemon process\n"
 MPS_ALREADY_RUNNING = "An instance of this daemon is already running\n"

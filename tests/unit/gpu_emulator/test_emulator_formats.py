@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit import real_captures
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import body_lines, same_uuids, single_gpu, smi_argv
 
@@ -161,6 +162,23 @@ def test_query_gpu_units_and_not_available(make_state, smi):
     ]
     rc, out, _err = smi(path, "-i", "0", "--query-gpu=memory.total,power.limit", "--format=csv,noheader,nounits")
     assert out == "46068, 350.00\n"
+
+
+def test_argument_errors_like_the_real_tool(make_state, smi):
+    """Texts and exit codes as a real R580 driver printed them."""
+    path = make_state("l40s_4x")
+    assert smi(path, "--bogus-option") == (255, "ERROR: Option --bogus-option is not recognized. Please run 'nvidia-smi -h'.\n\n", "")
+    assert smi(path, "-i", "0", "-L") == (2, "ERROR: Option -i is not valid for this command. Please run 'nvidia-smi -h' for help.\n\n", "")
+    rc, out, _err = smi(path, "-x")
+    assert (rc, out) == (2, "Invalid combination of input arguments. Specify -q/--query and -x/--xml-format to run an XML query.  "
+                            "Please run 'nvidia-smi -h' for help.\n")
+    assert smi(path, "--query-gpu=index", "--format=csv,bogus") == (2, "Format modifier is not recognized.\n", "")
+    assert smi(path, "--query-gpu=index", "-i", "1") == (0, "index\n1\n", "")
+    assert smi(path, "mig", "-lgi") == (6, "No MIG-supported devices found.\n", "")
+    assert smi(path, "mig")[0] == 0 and "Multi Instance GPU management" in smi(path, "mig")[1]
+    rc, out, err = api.run("nvidia-persistenced", ["--bogus"], path)
+    assert (rc, out) == (0, "")
+    assert err.startswith('nvidia-persistenced: unrecognized option: "--bogus"\n\nERROR: Invalid commandline')
 
 
 def test_unknown_query_field_fails_like_the_real_tool(make_state, smi):
@@ -312,7 +330,6 @@ def test_xml_layout_follows_the_v12_capture(make_state, smi):
 
 
 def test_xml_without_mig_devices_and_with_processes(make_state, smi):
-    from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
     path = make_state(api.add_process(api.new_state("l40s_4x"), 1, 4242, "/usr/bin/python3", 2048))
     rc, out, _err = smi(path, "-q", "-x", "-i", "1")
     assert rc == 0

@@ -36,8 +36,7 @@ def test_pending_mig_mode_becomes_current_only_after_reset(make_state, smi):
     rc, out, _err = smi(path, "-i", "2", "-mig", "1")
     assert rc == 0 and "pending enable state" in out
     assert query(smi, path, "mig.mode.current,mig.mode.pending", "2") == "Disabled, Enabled"
-    rc, out, _err = smi(path, "mig", "-lgi")
-    assert (rc, out) == (6, "No MIG-enabled devices found.\n")
+    assert smi(path, "mig", "-lgi") == (0, "No MIG-enabled devices found.\n", "")
     rc, out, _err = smi(path, "-i", "2", "-r")
     assert (rc, out) == (0, "GPU 00000000:47:00.0 was successfully reset.\n")
     assert query(smi, path, "mig.mode.current,mig.mode.pending", "2") == "Enabled, Enabled"
@@ -88,6 +87,17 @@ def test_mig_disable_refused_while_instances_exist(make_state, smi):
 
 
 # ---- MIG instances ----------------------------------------------------------------
+
+def test_placement_tuples(make_state, smi):
+    path = make_state("a100_8x_mig", enable_mig)
+    rc, out, _err = smi(path, "mig", "-i", "0", "-cgi", "9:4,19:2", "-C")
+    assert rc == 0
+    assert out.splitlines()[0] == "Successfully created GPU instance ID  1 on GPU  0 using profile MIG 3g.40gb (ID  9)"
+    assert out.splitlines()[2] == "Successfully created GPU instance ID  9 on GPU  0 using profile MIG 1g.10gb (ID 19)"
+    assert "using profile 19:3: Invalid Argument" not in smi(path, "mig", "-i", "0", "-cgi", "19:3")[1]
+    assert "using profile 19:4: Insufficient Resources" in smi(path, "mig", "-i", "0", "-cgi", "19:4")[1]
+    assert "using profile 9:2: Invalid Argument" in smi(path, "mig", "-i", "0", "-cgi", "9:2")[1]
+
 
 def test_requests_that_do_not_fit_fail_like_the_driver(make_state, smi):
     path = make_state("a100_8x_mig", enable_mig)
@@ -154,8 +164,9 @@ def test_compute_instances_inside_a_gpu_instance(make_state, smi):
         "Successfully created compute instance ID  0 on GPU  0 GPU instance ID  0 using profile MIG 3c.7g.80gb (ID  2)",
         "Successfully created compute instance ID  1 on GPU  0 GPU instance ID  0 using profile MIG 4c.7g.80gb (ID  3)",
     ]
-    rc, out, _err = smi(path, "-L", "-i", "0")
-    assert [line.split()[1] for line in out.splitlines()[1:]] == ["3c.7g.80gb", "4c.7g.80gb"]
+    rc, out, _err = smi(path, "-L")
+    assert [line.split()[1] for line in out.splitlines()[1:3]] == ["3c.7g.80gb", "4c.7g.80gb"]
+    assert out.splitlines()[3].startswith("GPU 1: ")
 
 
 # ---- reset, compute mode, selection -------------------------------------------------
@@ -246,7 +257,7 @@ def test_mps_answers_through_the_pipe_directory_it_was_given(make_state, tmp_pat
     pipe, log = str(tmp_path / "pipe"), str(tmp_path / "log")
     env = {"CUDA_MPS_PIPE_DIRECTORY": pipe, "CUDA_MPS_LOG_DIRECTORY": log}
     assert api.run("nvidia-cuda-mps-control", [], path, env=env, stdin="get_server_list\n") == \
-        (1, "Cannot find MPS control daemon process\n", "")
+        (1, "", "Cannot find MPS control daemon process\n")
     assert api.run("nvidia-cuda-mps-control", ["-d"], path, env=env) == (0, "", "")
     assert os.path.exists(os.path.join(pipe, "control"))
     assert api.run("nvidia-cuda-mps-control", ["-d"], path, env=env) == (1, "", "An instance of this daemon is already running\n")
