@@ -59,6 +59,9 @@ notes:
   - A PCI device whose sysfs C(numa_node) is C(-1) (common in VMs) gets a null C(numa_node) and a warning.
   - On a GH200 the GPU's memory is a CPU-less NUMA node; it is reported as C(gpu_memory_numa_node),
     and the binding names the node of the Grace CPUs.
+  - C(kernel.numa_balancing) being on is a warning where more than one NUMA node has CPUs; with one
+    node there is nothing for it to migrate between.
+  - RDMA devices are read from C(class/infiniband) and from the C(infiniband) folders of PCI functions.
 requirements:
   - nvidia-smi from the NVIDIA driver, on GPU nodes.
 """
