@@ -211,7 +211,8 @@ def apply_live(module, proc_sys, before, wanted):
         path = os.path.join(proc_sys, sysctl_d.proc_path(key))
         blocker = live_apply_blocker(path) if module.params["apply_live"] else "apply_live is false"
         if blocker:
-            skipped[key] = blocker
+            # Said of /proc/sys as a whole: the same reason holds for every key.
+            skipped[key] = blocker.replace(path, proc_sys)
             continue
         if module.check_mode:
             after[key] = value

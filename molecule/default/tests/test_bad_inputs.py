@@ -42,7 +42,25 @@ THP_CASES = [
     pytest.param({"gpuops_profile": "gaming"}, ["gpuops_profile", '"gaming"', "training, inference"], id="gpuops_profile"),
 ]
 
-SYSCTL_CASES = []
+SYSCTL_CASES = [
+    pytest.param({"sysctl_profile": "gaming"}, ["sysctl_profile", '"gaming"', "training, inference"], id="sysctl_profile"),
+    pytest.param({"sysctl_settings": {"vm.swappiness": 300}},
+                 ["sysctl_settings", '"vm.swappiness": 300', "vm.swappiness: an integer from 0 to 200"], id="sysctl_swappiness_300"),
+    pytest.param({"sysctl_settings": "vm.swappiness=0"}, ["sysctl_settings", '"vm.swappiness=0"', "a mapping"], id="sysctl_settings_not_a_dict"),
+    pytest.param({"sysctl_settings": {"vm.swappiness": {"value": 0}}},
+                 ["sysctl_settings", '{"vm.swappiness": {"value": 0}}', "integers or one-line strings"], id="sysctl_setting_value_a_dict"),
+    pytest.param({"sysctl_settings": {"net.ipv4.conf.*.rp_filter": 1}},
+                 ["sysctl_settings", '["net.ipv4.conf.*.rp_filter"]', "no globs"], id="sysctl_setting_glob_key"),
+    pytest.param({"sysctl_settings": {"vm.dirty_ratio": 10}},
+                 ["sysctl_settings", '"vm.dirty_ratio": 10', "not both of a pair"], id="sysctl_dirty_bytes_and_ratio"),
+    pytest.param({"sysctl_boot_conflict_action": "panic"},
+                 ["sysctl_boot_conflict_action", '"panic"', "warn, fail, ignore"], id="sysctl_boot_conflict_action"),
+    pytest.param({"sysctl_swapoff_margin_mib": -512},
+                 ["sysctl_swapoff_margin_mib", "got -512", "an integer of at least 0"], id="sysctl_negative_margin"),
+    pytest.param({"sysctl_disable_swap": "maybe"}, ["sysctl_disable_swap", '"maybe"', "true or false"], id="sysctl_disable_swap"),
+    pytest.param({"sysctl_swapoff_force": "yes please"},
+                 ["sysctl_swapoff_force", '"yes please"', "true or false"], id="sysctl_swapoff_force"),
+]
 
 MEMLOCK_CASES = [
     pytest.param({"memlock_limit": "abc"}, ["memlock_limit", '"abc"', "unlimited or a positive integer"], id="memlock_limit_text"),
