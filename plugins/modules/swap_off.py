@@ -211,7 +211,8 @@ def check_safety(module, targets, meminfo, result):
 
 
 def converge_fstab(module, result, diffs):
-    path = module.params["fstab_path"]
+    # Edit the file itself where fstab is a link, so the link stays.
+    path = os.path.realpath(module.params["fstab_path"])
     text = read_text(path)
     if text is None:
         result["fstab"] = None

@@ -226,3 +226,13 @@ def test_no_fstab_and_no_swap(node):
 def test_negative_margin_fails(node):
     result, dummy = _run(node, margin_mib=-1)
     assert result["failed"] and "margin_mib" in result["msg"]
+
+
+def test_fstab_link_is_kept(node):
+    real = node / "etc/fstab.real"
+    (node / "etc/fstab").rename(real)
+    (node / "etc/fstab").symlink_to("fstab.real")
+    result, dummy = _run(node)
+    assert os.path.islink(str(node / "etc/fstab"))
+    assert "#/swapfile none swap sw 0 0" in real.read_text()
+    assert result["fstab"]["path"] == str(real)
