@@ -167,8 +167,8 @@ def binding_nodes(topology, gpus):
         local = (plans.get(gpu["index"]) or {}).get("numa_nodes") or gpu.get("numa_affinity")
         if not local:
             raise LaunchError(
-                "the NUMA affinity of GPU %s (%s) is unknown (the kernel reports no node for it, as in many "
-                "VMs); run it unbound with --allow-unbound, or without gpu-numa-exec"
+                "the NUMA affinity of GPU %s (%s) is unknown (neither sysfs nor nvidia-smi names a node for "
+                "it, as in many VMs); run it unbound with --allow-unbound, or without gpu-numa-exec"
                 % (gpu["index"], gpu.get("pci_bus_id")), EXIT_NO_AFFINITY)
         nodes.update(local)
     return sorted(nodes)
