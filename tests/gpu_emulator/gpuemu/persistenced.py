@@ -15,12 +15,15 @@ from . import daemon, runtime, state as state_file, texts
 PID_FILE = "nvidia-persistenced.pid"
 SOCKET = "socket"
 
-USAGE = """
+VERSION = """
 nvidia-persistenced:  version %s
+
+  The NVIDIA Persistence Daemon.
 
   A tool for maintaining persistent driver state, specifically for use by the NVIDIA Linux driver.
 
-nvidia-persistenced [options]
+"""
+OPTIONS = """nvidia-persistenced [options]
 
   -v, --version        Print the utility version and exit.
   -h, --help           Print usage information for the command line options and exit.
@@ -29,6 +32,7 @@ nvidia-persistenced [options]
   -g GROUPNAME, --group=GROUPNAME
   --persistence-mode, --no-persistence-mode
   --nvidia-cfg-path=PATH
+
 """
 
 
@@ -76,8 +80,7 @@ def main(argv, state_path, stdout, stderr):
         return 0
     state = state_file.load(state_path)
     if options.get("help") or options.get("version"):
-        text = USAGE % state["driver_version"]
-        stdout.write(text if options.get("help") else text.split("\n\n", 2)[1] + "\n")
+        stdout.write(VERSION % state["driver_version"] + (OPTIONS if options.get("help") else ""))
         return 0
     run_dir = state["settings"]["persistenced_run_dir"]
     if _running_pid(run_dir) or runtime.persistenced(state):
