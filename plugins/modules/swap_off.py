@@ -236,7 +236,7 @@ def existing_swap_units(root):
     return found
 
 
-def zram_swap_devices(module, root, result, diffs):
+def converge_zram_dropin(module, root, result, diffs):
     """Converge the zram-generator drop-in; returns the swap devices it disables."""
     dropin = under_root(root, ZRAM_DROPIN)
     configs = swap.zram_config_files(root, exclude=dropin)
@@ -333,7 +333,7 @@ def main():
 
     diffs = []
     commented = converge_fstab(module, result, diffs)
-    zram_devices = zram_swap_devices(module, root, result, diffs)
+    zram_devices = converge_zram_dropin(module, root, result, diffs)
     in_container = container_type() is not None
     converge_masks(module, root, wanted_masks(module, root, commented, swaps, zram_devices, in_container), result, diffs)
     persisted_changed = bool(diffs)
