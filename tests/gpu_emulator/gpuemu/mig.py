@@ -27,6 +27,29 @@ def table(gpu):
     return catalog.mig_table(gpu["model"])
 
 
+def enabled(gpu):
+    """MIG mode is currently on (pending changes do not count)."""
+    return bool(gpu["mig"]) and gpu["mig"]["current"] == "Enabled"
+
+
+def memory_mib(profile):
+    """A GPU instance's memory as nvidia-smi reports it in MiB (the table's GiB x 1024)."""
+    return int(round(float(profile["memory"]) * 1024))
+
+
+def memory_used_mib(state, gpu, instance, ci):
+    """Used memory of a MIG device: the driver's share plus its processes'."""
+    return 12 + sum(p["used_memory_mib"] for p in state["processes"]
+                    if p["gpu"] == gpu["index"] and p.get("gpu_instance_id") == instance["id"]
+                    and p.get("compute_instance_id") == ci["id"])
+
+
+def sm_count(gpu, instance, ci):
+    """Multiprocessors of a compute instance: its share of the GPU instance's."""
+    profile = profile_by_id(gpu, instance["profile_id"])
+    return int(profile["sm"] * ci["size"] / float(profile["compute"]))
+
+
 def profile_by_token(gpu, token):
     """A GPU-instance profile from an id ("9") or a name ("3g.20gb", "MIG 3g.20gb")."""
     token = token.strip()

@@ -6,7 +6,7 @@
 Each returns (rc, stdout) and edits the state in place; the caller saves it.
 """
 
-from . import pci, runtime, texts
+from . import mig, pci, runtime, state as state_file, texts
 
 COMPUTE_MODES = {
     "0": "Default", "DEFAULT": "Default",
@@ -63,7 +63,7 @@ def mig_mode(state, gpus, value):
             out.append("Unable to %s MIG Mode for GPU %s: Not Supported\n" % (verb, bus_id))
             out.append(texts.TREATING_AS_WARNING)
             continue
-        if not wanted and gpu["gpu_instances"] and gpu["mig"]["current"] == "Enabled":
+        if not wanted and gpu["gpu_instances"] and mig.enabled(gpu):
             out.append("Unable to disable MIG Mode for GPU %s: %s\n" % (bus_id, texts.IN_USE))
             out.append(texts.TERMINATING)
             return texts.RC_OTHER, "".join(out)
@@ -105,9 +105,7 @@ def reset(state, gpus):
         return texts.RC_OTHER, "".join(out)
     out = []
     for gpu in gpus:
-        if gpu["mig"]:
-            gpu["mig"]["current"] = gpu["mig"]["pending"]
-        gpu["gpu_instances"] = []
+        state_file.reset_gpu(gpu)
         out.append("GPU %s was successfully reset.\n" % _bus_id(gpu))
     return texts.RC_OK, "".join(out)
 

@@ -15,7 +15,7 @@ def render(state, gpus):
     out = []
     for gpu in gpus:
         out.append("GPU %d: %s (UUID: %s)\n" % (gpu["index"], gpu["model"], gpu["uuid"]))
-        if not gpu["mig"] or gpu["mig"]["current"] != "Enabled":
+        if not mig.enabled(gpu):
             continue
         for number, (instance, ci) in enumerate(mig.mig_devices(gpu)):
             name = mig.ci_name(gpu, instance, ci["size"])

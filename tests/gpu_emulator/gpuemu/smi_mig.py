@@ -38,7 +38,7 @@ def _mig_enabled(gpus):
     """(gpus with MIG on, error) where error is the tool's answer when there are none."""
     if not any(g["mig"] for g in gpus):
         return [], (texts.RC_QUERY_FAILED, texts.NO_MIG_SUPPORTED)
-    enabled = [g for g in gpus if g["mig"] and g["mig"]["current"] == "Enabled"]
+    enabled = [g for g in gpus if mig.enabled(g)]
     if not enabled:
         return [], (texts.RC_OK, texts.NO_MIG_ENABLED)
     return enabled, None

@@ -17,8 +17,8 @@ GPU_HEAD = [
 ]
 MIG_SPLITS = (19, 54, 66)
 MIG_HEAD = [
-    [(2, "GPU"), (7, "GI"), (11, "CI"), (15, "MIG"), (19, "|"), (42, "Memory-Usage"), (54, "|"), (63, "Vol"), (66, "|"), (75, "Shared")],
-    [(7, "ID"), (11, "ID"), (15, "Dev"), (19, "|"), (44, "BAR1-Usage"), (54, "|"), (56, "SM"), (63, "Unc"), (66, "|"),
+    [(2, "GPU"), (7, "GI"), (11, "CI"), (15, "MIG"), (19, "|"), (41, "Memory-Usage"), (54, "|"), (63, "Vol"), (66, "|"), (75, "Shared")],
+    [(7, "ID"), (11, "ID"), (15, "Dev"), (19, "|"), (43, "BAR1-Usage"), (54, "|"), (56, "SM"), (63, "Unc"), (66, "|"),
      (68, "CE"), (71, "ENC"), (76, "DEC"), (81, "OFA"), (86, "JPG")],
     [(19, "|"), (54, "|"), (63, "ECC"), (66, "|")],
 ]
@@ -60,19 +60,19 @@ def _gpu_rows(f):
     ]
 
 
-def _mig_rows(gpus):
+def _mig_rows(state, gpus):
     rows = []
     for gpu in gpus:
-        if not gpu["mig"] or gpu["mig"]["current"] != "Enabled":
+        if not mig.enabled(gpu):
             continue
         table = mig.table(gpu)
         for number, (instance, ci) in enumerate(mig.mig_devices(gpu)):
             profile = mig.profile_by_id(gpu, instance["profile_id"])
-            total = int(round(float(profile["memory"]) * 1024))
-            sm = int(profile["sm"] * ci["size"] / float(profile["compute"]))
+            total = mig.memory_mib(profile)
+            sm = mig.sm_count(gpu, instance, ci)
             rows.append([
                 [(-3, gpu["index"]), (-8, instance["id"]), (-12, ci["id"]), (-16, number), (19, "|"),
-                 (-51, "%dMiB / %dMiB" % (12, total)), (54, "|"), (56, sm), (-64, 0), (66, "|"),
+                 (-51, "%dMiB / %dMiB" % (mig.memory_used_mib(state, gpu, instance, ci), total)), (54, "|"), (56, sm), (-64, 0), (66, "|"),
                  (-69, profile["ce"]), (-73, profile["enc"]), (-78, profile["dec"]), (-83, profile["ofa"]), (-88, profile["jpeg"])],
                 [(19, "|"), (-51, "%dMiB / %dMiB" % (0, table["bar1_per_instance_mib"])), (54, "|"), (66, "|")],
             ])
@@ -103,7 +103,7 @@ def render(state, gpus):
     for gpu in gpus:
         out += [layout.place(WIDTH, cells) for cells in _gpu_rows(device.Facts(state, gpu))]
         out.append(_split_rule(GPU_SPLITS, "-", "+", "+"))
-    mig_rows = _mig_rows(gpus)
+    mig_rows = _mig_rows(state, gpus)
     if mig_rows:
         out += ["\n", layout.rule(WIDTH), layout.banner(WIDTH, "MIG devices:"), _split_rule(MIG_SPLITS, "-", "+", "+")]
         out += [layout.place(WIDTH, cells) for cells in MIG_HEAD]

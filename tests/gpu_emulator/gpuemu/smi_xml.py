@@ -19,17 +19,16 @@ def _mib(value):
     return "%d MiB" % value
 
 
-def _mig_device(gpu, number, instance, ci):
+def _mig_device(state, gpu, number, instance, ci):
     profile = mig.profile_by_id(gpu, instance["profile_id"])
-    share = ci["size"] / float(profile["compute"])
-    total = int(round(float(profile["memory"]) * 1024))
-    used = 12
+    total = mig.memory_mib(profile)
+    used = mig.memory_used_mib(state, gpu, instance, ci)
     return ("mig_device", [
         ("index", str(number)),
         ("gpu_instance_id", str(instance["id"])),
         ("compute_instance_id", str(ci["id"])),
         ("device_attributes", [("shared", [
-            ("multiprocessor_count", str(int(profile["sm"] * share))),
+            ("multiprocessor_count", str(mig.sm_count(gpu, instance, ci))),
             ("copy_engine_count", str(profile["ce"])),
             ("encoder_count", str(profile["enc"])),
             ("decoder_count", str(profile["dec"])),
@@ -43,10 +42,10 @@ def _mig_device(gpu, number, instance, ci):
     ])
 
 
-def _mig_devices(gpu):
-    if not gpu["mig"] or gpu["mig"]["current"] != "Enabled":
+def _mig_devices(state, gpu):
+    if not mig.enabled(gpu):
         return ("mig_devices", "None")
-    return ("mig_devices", [_mig_device(gpu, n, i, c) for n, (i, c) in enumerate(mig.mig_devices(gpu))])
+    return ("mig_devices", [_mig_device(state, gpu, n, i, c) for n, (i, c) in enumerate(mig.mig_devices(gpu))])
 
 
 def _process(process):
@@ -100,7 +99,7 @@ def gpu_element(state, gpu):
         ("persistence_mode", f.persistence),
         ("addressing_mode", "None"),
         ("mig_mode", mig_modes),
-        _mig_devices(gpu),
+        _mig_devices(state, gpu),
         ("accounting_mode", "Disabled"),
         ("accounting_mode_buffer_size", "4000"),
         ("driver_model", [("current_dm", NA), ("pending_dm", NA)]),

@@ -115,6 +115,13 @@ def editing(path):
         write(state, path)
 
 
+def reset_gpu(gpu):
+    """A GPU reset: the pending MIG mode takes effect and MIG instances are gone."""
+    if gpu["mig"]:
+        gpu["mig"]["current"] = gpu["mig"]["pending"]
+    gpu["gpu_instances"] = []
+
+
 def reboot(state):
     """What a host reboot does to the GPUs: pending MIG modes take effect, and all
     volatile settings (MIG instances, legacy persistence, compute mode, processes)
@@ -123,9 +130,7 @@ def reboot(state):
     state["boot_count"] = state.get("boot_count", 0) + 1
     state["processes"] = []
     for gpu in state["gpus"]:
-        if gpu["mig"]:
-            gpu["mig"]["current"] = gpu["mig"]["pending"]
-        gpu["gpu_instances"] = []
+        reset_gpu(gpu)
         gpu["persistence_legacy"] = False
         gpu["compute_mode"] = "Default"
     daemon = state["daemons"].get("persistenced")

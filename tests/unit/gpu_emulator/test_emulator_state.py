@@ -348,3 +348,19 @@ def test_single_gpu_helper_keeps_one_gpu():
     state = api.new_state("dgx_h100")
     single_gpu("NVIDIA H100 PCIe", "0000:01:00.0", "Enabled")(state)
     assert [g["model"] for g in state["gpus"]] == ["NVIDIA H100 PCIe"]
+
+
+def test_summary_shows_mig_devices_and_processes(make_state, smi):
+    path = make_state("a100_8x_mig", enable_mig)
+    smi(path, "mig", "-i", "0", "-cgi", "9", "-C")
+    state = api.read_state(path)
+    api.add_process(state, 0, 31337, "/usr/bin/python3", 8192, gpu_instance_id=2, compute_instance_id=0)
+    api.write_state(state, path)
+    rc, out, _err = smi(path, "-i", "0")
+    assert rc == 0
+    lines = out.splitlines()
+    assert {len(line) for line in lines[1:]} == {91}
+    assert any(line.startswith("|  0    2   0   0  |") and "8204MiB / 40192MiB" in line for line in lines)
+    row = [line for line in lines if "31337" in line][0]
+    assert row.split() == ["|", "0", "2", "0", "31337", "C", "/usr/bin/python3", "8192MiB", "|"]
+    assert query(smi, path, "memory.used") == "8193 MiB"
