@@ -92,7 +92,8 @@ def test_bad_input_fails_before_any_change(host, extra_vars, fragments):
     run = subprocess.run(
         [
             "ansible-playbook", "playbooks/site.yml",
-            "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+            # The whole inventory directory: the groups live in the linked lab inventory.
+            "-i", os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"]),
             "-l", "gpu-train",
             "-e", json.dumps(extra_vars),
         ],
@@ -101,6 +102,7 @@ def test_bad_input_fails_before_any_change(host, extra_vars, fragments):
     )
     output = run.stdout + run.stderr
     assert run.returncode != 0, output
+    assert "gpu-train" in output, "the run never reached the node:\n" + output
     for fragment in fragments:
         assert fragment in output, "%r missing from:\n%s" % (fragment, output)
     assert "Validate every role's inputs" in output

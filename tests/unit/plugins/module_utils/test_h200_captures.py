@@ -16,8 +16,21 @@ UUID = "GPU-53d4112d-6cea-fed4-49b8-32e9fa212916"
 
 
 def _read(name):
+    """A capture's body, without the '#' header lines naming its command and machine."""
     with open(os.path.join(CAPTURES, name), encoding="utf-8") as handle:
-        return handle.read()
+        lines = handle.read().splitlines(True)
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return "".join(lines)
+
+
+def test_every_capture_names_its_command_and_machine():
+    for name in sorted(os.listdir(CAPTURES)):
+        if name == "README.md":
+            continue
+        with open(os.path.join(CAPTURES, name), encoding="utf-8") as handle:
+            head = [handle.readline() for dummy in range(2)]
+        assert head[0].startswith("# command: ") and head[1].startswith("# machine: "), name
 
 
 def test_topology_header_with_terminal_escapes():
