@@ -7,6 +7,7 @@ cd "${REPO_ROOT}"
 scripts/preflight.sh test
 scripts/install-deps.sh test
 scripts/venv.sh
+activate_venv
 
 mkdir -p "${STATE_DIR}"
 started_engine=0
@@ -40,5 +41,6 @@ if ! docker info >/dev/null 2>&1; then
   started_engine=1
 fi
 gate lab scripts/lab/prepare-lab.sh
+gate emulator-in-container python -m pytest -q -p no:cacheprovider tests/gpu_emulator/test_lab_container.py
 gate molecule-default scripts/molecule-scenario.sh default
 gate molecule-kernel scripts/molecule-scenario.sh kernel

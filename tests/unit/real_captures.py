@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Access to the real NVIDIA tool captures that live outside this repository.
 
 The captures sit in ``shared/fixtures/real`` beside the checkout. They are read at
