@@ -12,6 +12,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import dropin_files, is_masked, parse_ini_sections
+
 FSTAB_MARKER = "# gpuops.hardening: swap is off on this GPU node; the line below is the original entry"
 
 # fstab tags that name a udev symlink, as systemd's fstab-generator resolves them.
@@ -166,23 +168,6 @@ def unit_name_from_path(path, suffix):
     return "".join(escaped) + "." + suffix
 
 
-def parse_unit_ini(text):
-    """Sections of a systemd-style INI file: list of (section, {key: value}), in file order."""
-    sections = []
-    current = None
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = (line[1:-1].strip(), {})
-            sections.append(current)
-        elif current is not None and "=" in line:
-            key, dummy, value = line.partition("=")
-            current[1][key.strip()] = value.strip()
-    return sections
-
-
 def zram_config_files(root="/", exclude=None):
     """zram-generator's configuration files in the order it reads them."""
     files = []
@@ -191,18 +176,10 @@ def zram_config_files(root="/", exclude=None):
         if os.path.isfile(path):
             files.append(path)
             break
-    dropins = {}
-    for relative in ZRAM_DROPIN_DIRS:
-        directory = os.path.join(root, relative)
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".conf") and not name.startswith("."):
-                dropins[name] = os.path.join(directory, name)
-    files.extend(dropins[name] for name in sorted(dropins))
-    return [path for path in files if path != exclude and os.path.realpath(path) != "/dev/null"]
+    # Listed lowest priority first; config_files wants the highest first.
+    directories = [os.path.join(root, relative) for relative in reversed(ZRAM_DROPIN_DIRS)]
+    files.extend(dropin_files(directories))
+    return [path for path in files if path != exclude and not is_masked(path)]
 
 
 def zram_generator_installed(root="/"):
@@ -217,7 +194,7 @@ def zram_devices(texts):
     """
     merged = {}
     for text in texts:
-        for section, settings in parse_unit_ini(text):
+        for section, settings in parse_ini_sections(text):
             if _ZRAM_SECTION.match(section):
                 merged.setdefault(section, {}).update(settings)
     return dict(

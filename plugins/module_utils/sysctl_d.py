@@ -21,6 +21,8 @@ __metaclass__ = type
 import os
 from collections import namedtuple
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import config_files
+
 SYSCTL_DIRS = (
     "/etc/sysctl.d",
     "/run/sysctl.d",
@@ -112,31 +114,13 @@ def _read(path):
         return None
 
 
-def _is_masked(path):
-    """A link to /dev/null (or /dev/null itself) disables a name, as systemd does."""
-    return os.path.realpath(path) == "/dev/null"
-
-
 def boot_files(directories=SYSCTL_DIRS):
     """The sysctl.d files systemd-sysctl applies, in order: list of (name, path).
 
     Hidden files, non-``.conf`` names and directories are skipped; a name seen in an
     earlier directory hides it in later ones, and a masked name drops out entirely.
     """
-    chosen = {}
-    for directory in directories:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        for name in names:
-            if name in chosen or name.startswith(".") or not name.endswith(".conf"):
-                continue
-            path = os.path.join(directory, name)
-            if os.path.isdir(path):
-                continue
-            chosen[name] = path
-    return [(name, chosen[name]) for name in sorted(chosen) if not _is_masked(chosen[name])]
+    return config_files(directories)
 
 
 def masked_by(own_path, directories=SYSCTL_DIRS):

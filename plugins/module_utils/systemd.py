@@ -34,9 +34,20 @@ def unit_file_exists(unit, unit_dirs=UNIT_DIRS):
     return any(os.path.lexists(os.path.join(directory, unit)) for directory in unit_dirs)
 
 
-def dropin_files(directories, suffix=".conf"):
-    """Drop-in paths in the order systemd applies them: sorted by file name, a
-    name in an earlier directory hiding the same name in later ones."""
+def is_masked(path):
+    """A link to /dev/null (or /dev/null itself) disables a name, as systemd does."""
+    return os.path.realpath(path) == "/dev/null"
+
+
+def config_files(directories, suffix=".conf"):
+    """Files of a systemd-style ``.d`` configuration, in the order they apply:
+    a list of (name, path), sorted by name.
+
+    ``directories`` come highest priority first (``/etc`` before ``/run`` before
+    ``/usr/lib``): a name in an earlier directory hides the same name in later ones.
+    Hidden names, other suffixes and directories are skipped, and a name masked
+    with a link to /dev/null drops out.
+    """
     chosen = {}
     for directory in directories:
         try:
@@ -44,9 +55,37 @@ def dropin_files(directories, suffix=".conf"):
         except OSError:
             continue
         for name in names:
-            if name.endswith(suffix) and name not in chosen:
-                chosen[name] = os.path.join(directory, name)
-    return [chosen[name] for name in sorted(chosen)]
+            if name in chosen or name.startswith(".") or not name.endswith(suffix):
+                continue
+            path = os.path.join(directory, name)
+            if not os.path.isdir(path):
+                chosen[name] = path
+    return [(name, chosen[name]) for name in sorted(chosen) if not is_masked(chosen[name])]
+
+
+def dropin_files(directories, suffix=".conf"):
+    """Drop-in paths in the order systemd applies them (see config_files)."""
+    return [path for dummy, path in config_files(directories, suffix)]
+
+
+def parse_ini_sections(text):
+    """Sections of a systemd-style INI file: list of (section, {key: value}), in file order.
+
+    Comments (``#``, ``;``) and blank lines are skipped; a repeated key keeps its last value.
+    """
+    sections = []
+    current = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = (line[1:-1].strip(), {})
+            sections.append(current)
+        elif current is not None and "=" in line:
+            key, dummy, value = line.partition("=")
+            current[1][key.strip()] = value.strip()
+    return sections
 
 
 def last_setting(text, section, key):
@@ -55,17 +94,9 @@ def last_setting(text, section, key):
     An empty assignment (``Key=``) resets to the built-in default and is returned as "".
     """
     value = None
-    current = None
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1]
-        elif current == section and "=" in line:
-            name, dummy, found = line.partition("=")
-            if name.strip() == key:
-                value = found.strip()
+    for name, settings in parse_ini_sections(text):
+        if name == section and key in settings:
+            value = settings[key]
     return value
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import swap
+from ansible_collections.gpuops.hardening.plugins.module_utils import swap, systemd
 
 PROC_SWAPS = (
     "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
@@ -144,7 +144,7 @@ def test_zram_devices_merge_and_skip_file_systems():
 
 def test_render_zram_dropin():
     text = swap.render_zram_dropin(["zram10", "zram2"])
-    sections = swap.parse_unit_ini(text)
+    sections = systemd.parse_ini_sections(text)
     assert sections == [("zram2", {"host-memory-limit": "0"}), ("zram10", {"host-memory-limit": "0"})]
     assert text.startswith("# ")
 

@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import swap
+from ansible_collections.gpuops.hardening.plugins.module_utils import swap, systemd
 from ansible_collections.gpuops.hardening.plugins.modules import swap_off
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -102,7 +102,7 @@ def test_converges_everything_on_a_host(node):
     assert not _mask(node, "dev-zram1.swap")  # a file system, not swap
 
     dropin = node / "etc/systemd/zram-generator.conf.d/99-gpuops-hardening-no-swap.conf"
-    assert swap.parse_unit_ini(dropin.read_text()) == [("zram0", {"host-memory-limit": "0"})]
+    assert systemd.parse_ini_sections(dropin.read_text()) == [("zram0", {"host-memory-limit": "0"})]
     assert result["zram"] == {"devices": ["zram0"], "dropin": str(dropin), "changed": True}
     headers = [d["after_header"] for d in result["diff"]]
     assert headers[0] == str(node / "etc/fstab") and headers[-1] == "/proc/swaps (live)"
