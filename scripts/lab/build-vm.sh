@@ -112,9 +112,12 @@ rm -rf --one-file-system "${rootfs}"
 chmod 0700 "${work}"
 mv "${work}" "${vm_dir}"
 trap - EXIT
-# Older builds are never used again.
+# Older builds are not used again, unless a VM (of another checkout) still runs on one.
 for old in "${CACHE_DIR}"/vm-*; do
-  [ "${old}" = "${vm_dir}" ] || [ ! -f "${old}/disk.img" ] || rm -rf --one-file-system "${old}"
+  if [ "${old}" != "${vm_dir}" ] && [ -f "${old}/disk.img" ] \
+    && ! find /proc/[0-9]*/fd -lname "${old}/*" -print -quit 2>/dev/null | grep -q .; then
+    rm -rf --one-file-system "${old}"
+  fi
 done
 log "Kernel-lab guest built: ${vm_dir}"
 printf '%s\n' "${vm_dir}"

@@ -199,6 +199,10 @@ case "${1:-}" in
   up) cmd_up ;;
   restart) shift; cmd_restart "$@" ;;
   down) cmd_down ;;
-  ssh) shift; ssh_guest "$@" ;;
+  ssh)
+    shift
+    qemu_pid >/dev/null || die "no kernel-lab VM is running; start one with: $0 up"
+    ssh_guest "$@"
+    ;;
   *) die "usage: $0 up | restart [--append ARG]... | down | ssh [COMMAND]" ;;
 esac

@@ -5,6 +5,7 @@ check costs no extra round trip to the slow TCG guest.
 Usage: python3 - USER SERVICE [SYSCTL_KEY ...]   (this file arrives on stdin)
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -29,6 +30,15 @@ def selected(choices):
     """'always [madvise] never' -> 'madvise'."""
     found = re.search(r"\[([^\]]+)\]", choices or "")
     return found.group(1) if found else choices
+
+
+def thp_build_default():
+    """The THP mode the running kernel boots with when nothing changes it."""
+    config = read("/boot/config-" + os.uname().release) or ""
+    for mode in ("always", "madvise"):
+        if "CONFIG_TRANSPARENT_HUGEPAGE_%s=y" % mode.upper() in config:
+            return mode
+    return None
 
 
 def fstab_swap_lines():
@@ -60,6 +70,7 @@ def main():
         "cmdline": read("/proc/cmdline"),
         "sysctl": {key: run("sysctl", "-n", key) for key in sysctl_keys},
         "thp_enabled": selected(read(THP + "/enabled")),
+        "thp_build_default": thp_build_default(),
         "thp_defrag": selected(read(THP + "/defrag")),
         "thp_khugepaged_defrag": read(THP + "/khugepaged/defrag"),
         "swapon_show": run("swapon", "--show"),
