@@ -31,13 +31,13 @@ sanity: venv ## ansible-test sanity (empty ignore files)
 units: venv ## ansible-test units
 	@scripts/ansible-test.sh units
 
-molecule: venv lab ## Molecule default scenario on the container lab
+molecule: venv ## Molecule default scenario on the container lab
 	@scripts/molecule-scenario.sh default
 
 kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 	@scripts/molecule-scenario.sh kernel
 
-bench: venv lab ## No-op re-converge of the host roles against the floor, 8 lab nodes
+bench: venv ## No-op re-converge of the host roles against the floor, 8 lab nodes
 	@scripts/bench.sh
 
 build: venv ## Build the collection tarball
