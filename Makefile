@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lint sanity units molecule kernel bench build clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units molecule kernel bench build clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -19,8 +19,11 @@ deps: ## Install the missing system packages (root, Debian/Ubuntu)
 venv: ## Create .venv with the pinned Python tooling
 	@scripts/venv.sh
 
-lab: venv ## Start the Docker engine and build the lab image and fake sysfs trees
+lab: venv ## Start the Docker engine (left running) and build the lab image and fake sysfs trees
 	@scripts/lab/prepare-lab.sh
+
+lab-down: ## Stop the Docker engine `make lab` started
+	@scripts/lab/docker-down.sh
 
 lint: venv ## ansible-lint with the production profile
 	@scripts/lint.sh
