@@ -10,14 +10,12 @@ cd "${REPO_ROOT}"
 nodes="${BENCH_NODES:-8}"
 prefix="gpuops-bench"
 inventory="${STATE_DIR}/bench/inventory.yml"
-started_engine=0
-docker info >/dev/null 2>&1 || started_engine=1
-scripts/lab/prepare-lab.sh
+lab_up
 
 cleanup() {
   local rc=$?
   for i in $(seq 1 "${nodes}"); do docker rm -f "${prefix}-${i}" >/dev/null 2>&1 || true; done
-  [ "${started_engine}" -eq 1 ] && scripts/lab/docker-down.sh
+  lab_engine_release
   exit "${rc}"
 }
 trap cleanup EXIT

@@ -11,9 +11,7 @@ scripts/install-deps.sh demo
 scripts/venv.sh
 activate_venv
 
-started_engine=0
-docker info >/dev/null 2>&1 || started_engine=1
-scripts/lab/prepare-lab.sh
+lab_up
 
 cleanup() {
   local rc=$?
@@ -24,7 +22,7 @@ cleanup() {
     exit 0
   fi
   molecule destroy -s default >/dev/null 2>&1 || warn "molecule destroy failed"
-  [ "${started_engine}" -eq 1 ] && scripts/lab/docker-down.sh
+  lab_engine_release
   exit "${rc}"
 }
 trap cleanup EXIT

@@ -42,3 +42,15 @@ activate_venv() {
   . "${VENV}/bin/activate"
   export ANSIBLE_CONFIG="${REPO_ROOT}/ansible.cfg"
 }
+
+# The lab's Docker engine is stopped at exit only by the script that started it.
+LAB_STARTED_ENGINE=0
+lab_up() {
+  docker info >/dev/null 2>&1 || LAB_STARTED_ENGINE=1
+  "${REPO_ROOT}/scripts/lab/prepare-lab.sh"
+}
+lab_engine_release() {
+  if [ "${LAB_STARTED_ENGINE}" -eq 1 ]; then
+    "${REPO_ROOT}/scripts/lab/docker-down.sh"
+  fi
+}

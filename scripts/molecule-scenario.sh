@@ -14,19 +14,15 @@ logdir="${STATE_DIR}/logs"
 mkdir -p "${logdir}"
 cd "${REPO_ROOT}"
 
-started_engine=0
 if [ "${scenario}" = "default" ]; then
-  docker info >/dev/null 2>&1 || started_engine=1
-  "${REPO_ROOT}/scripts/lab/prepare-lab.sh"
+  lab_up
 fi
 
 cleanup() {
   local rc=$?
   log "molecule destroy -s ${scenario}"
   molecule destroy -s "${scenario}" >"${logdir}/${scenario}-destroy.log" 2>&1 || warn "destroy failed; see ${logdir}/${scenario}-destroy.log"
-  if [ "${started_engine}" -eq 1 ]; then
-    "${REPO_ROOT}/scripts/lab/docker-down.sh"
-  fi
+  lab_engine_release
   exit "${rc}"
 }
 trap cleanup EXIT

@@ -10,10 +10,9 @@ scripts/venv.sh
 activate_venv
 
 mkdir -p "${STATE_DIR}"
-started_engine=0
 finish() {
   local rc=$?
-  [ "${started_engine}" -eq 1 ] && scripts/lab/docker-down.sh
+  lab_engine_release
   if [ "${rc}" -eq 0 ]; then
     log "make test passed in ${SECONDS}s"
   else
@@ -37,10 +36,7 @@ gate lint scripts/lint.sh
 gate sanity scripts/ansible-test.sh sanity
 gate units scripts/ansible-test.sh units
 
-if ! docker info >/dev/null 2>&1; then
-  started_engine=1
-fi
-gate lab scripts/lab/prepare-lab.sh
+gate lab lab_up
 gate emulator-in-container python -m pytest -q -p no:cacheprovider tests/gpu_emulator/test_lab_container.py
 gate molecule-default scripts/molecule-scenario.sh default
 gate molecule-kernel scripts/molecule-scenario.sh kernel

@@ -76,14 +76,19 @@ def header(name):
     return lines
 
 
-def load(name):
-    """The capture's body: everything after the leading ``#`` header lines."""
-    with open(os.path.join(real_dir(), name), encoding="utf-8") as handle:
-        lines = handle.read().splitlines(True)
+def body(text):
+    """A capture without its leading ``#`` header lines (source, hardware, command)."""
+    lines = text.splitlines(True)
     index = 0
     while index < len(lines) and lines[index].startswith("#"):
         index += 1
     return "".join(lines[index:])
+
+
+def load(name):
+    """The capture's body: everything after the leading ``#`` header lines."""
+    with open(os.path.join(real_dir(), name), encoding="utf-8") as handle:
+        return body(handle.read())
 
 
 def command_of(name):

@@ -9,6 +9,7 @@ import json
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_topology, nvidia_smi, sysfs_topology
+from ansible_collections.gpuops.hardening.tests.unit import real_captures
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 
 CAPTURES = os.path.join(os.path.dirname(__file__), "fixtures", "h200_vm")
@@ -18,10 +19,7 @@ UUID = "GPU-53d4112d-6cea-fed4-49b8-32e9fa212916"
 def _read(name):
     """A capture's body, without the '#' header lines naming its command and machine."""
     with open(os.path.join(CAPTURES, name), encoding="utf-8") as handle:
-        lines = handle.read().splitlines(True)
-    while lines and lines[0].startswith("#"):
-        lines.pop(0)
-    return "".join(lines)
+        return real_captures.body(handle.read())
 
 
 def test_every_capture_names_its_command_and_machine():
