@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The shared module options (doc fragment gpuops.hardening.host) and the one file reader."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible.module_utils.common.text.converters import to_text
+
+
+def host_argument_spec(live=False):
+    """Argument spec entries for the host doc fragment (and its LIVE part)."""
+    spec = dict(
+        root=dict(type="path", default="/"),
+        timeout=dict(type="int", default=60),
+    )
+    if live:
+        spec["apply_live"] = dict(type="bool", default=True)
+    return spec
+
+
+def under_root(root, path):
+    """An absolute host path taken below root (root "/" leaves it as it is)."""
+    return os.path.join(root or "/", path.lstrip("/"))
+
+
+def read_text(path, strip=False):
+    """A file's content as text, or None when it does not exist or cannot be read.
+
+    Undecodable bytes become U+FFFD rather than an error: a stray byte in an
+    administrator's file must not stop a run.
+    """
+    try:
+        with open(path, "rb") as handle:
+            text = to_text(handle.read(), errors="surrogate_then_replace")
+    except (IOError, OSError):
+        return None
+    return text.strip() if strip else text
