@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of gpuops.hardening.validate_inputs: reads the roles' files and the host's variables."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import RULES
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
+    COLLECTION_ROLE,
+    RoleFiles,
+    check_collection,
+)
+
+ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "roles"))
+
+
+def _load(loader, *parts):
+    path = os.path.join(ROLES_DIR, *parts)
+    return (loader.load_from_file(path) or {}) if os.path.isfile(path) else {}
+
+
+def load_roles(loader):
+    """RoleFiles for every role of the collection that has an argument spec."""
+    roles = {}
+    for name in sorted(os.listdir(ROLES_DIR)):
+        specs = _load(loader, name, "meta", "argument_specs.yml").get("argument_specs") or {}
+        if "main" not in specs:
+            continue
+        roles[name] = RoleFiles(
+            name,
+            options=specs["main"].get("options"),
+            defaults=_load(loader, name, "defaults", "main.yml"),
+            profiles=_load(loader, name, "vars", "main.yml").get("__%s_profiles" % name),
+        )
+    return roles
+
+
+class ActionModule(ActionBase):
+    """Validates every role's inputs set for the host; nothing is sent to the host."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _VALID_ARGS = frozenset(("role",))
+
+    def _given(self, names, task_vars):
+        """The host's value of each name it has, templated; and one message per value that cannot be."""
+        templar = self._templar.copy_with_new_env(available_variables=task_vars)
+        given, errors = {}, []
+        for name in sorted(names):
+            if name not in task_vars:
+                continue
+            try:
+                given[name] = templar.template(task_vars[name])
+            except AnsibleError as exc:
+                errors.append("%s: could not be evaluated: %s" % (name, exc.message))
+        return given, errors
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        task_vars = task_vars or {}
+        role = self._task.args.get("role")
+        roles = load_roles(self._loader)
+        if role is not None and (role == COLLECTION_ROLE or role not in roles):
+            result.update(failed=True, msg="role: got %r; allowed: %s" % (
+                role, ", ".join(name for name in roles if name != COLLECTION_ROLE)))
+            return result
+
+        removed = {}
+        for rules in RULES.values():
+            removed.update(rules.REMOVED)
+        names = set(removed)
+        for files in roles.values():
+            names.update(files.options)
+        given, errors = self._given(names, task_vars)
+        errors.extend("%s: no longer an input; set %s instead" % (name, removed[name])
+                      for name in sorted(removed) if name in given)
+        more, profile, inputs = check_collection(roles, given)
+        errors.extend(more)
+
+        result.update(changed=False, profile=profile)
+        if role is None:
+            result["roles"] = inputs
+        else:
+            result["inputs"] = inputs[role]
+        if errors:
+            result.update(failed=True, errors=errors,
+                          msg="gpuops.hardening inputs are invalid, nothing was changed: " + "; ".join(errors))
+        else:
+            result["msg"] = "All gpuops.hardening inputs set for this host are valid."
+        return result

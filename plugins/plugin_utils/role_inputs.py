@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Resolve and check the inputs of the collection's roles, without Ansible's runtime.
+
+Each role states its inputs in three places, one job each:
+  meta/argument_specs.yml  types and choices;
+  defaults/main.yml        default values;
+  vars/main.yml            ``__<role>_profiles``: per profile, the values of inputs left unset.
+Ranges and rules across inputs live in ``input_rules/<role>.py``. The action plugin
+``gpuops.hardening.validate_inputs`` reads the files and the host's variables and calls
+:func:`check_role` for every role.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import RULES
+
+# The role whose argument spec holds the collection-wide inputs (gpuops_profile).
+COLLECTION_ROLE = "validate"
+PROFILE_VARIABLE = "gpuops_profile"
+
+
+class RoleFiles(object):
+    """What a role's files say about its inputs."""
+
+    def __init__(self, name, options, defaults=None, profiles=None):
+        self.name = name
+        self.options = options or {}
+        self.defaults = defaults or {}
+        self.profiles = profiles or {}
+
+    def profile_entry(self, profile):
+        return self.profiles.get(profile) or {}
+
+
+def _validator_spec(options):
+    """The argument spec without the documentation keys the validator does not know."""
+    keep = ("type", "elements", "choices", "required", "options", "no_log")
+    return dict((name, dict((key, value) for key, value in option.items() if key in keep))
+                for name, option in options.items())
+
+
+def effective_values(role, given, profile):
+    """Each input's value: set for the host, else the profile's, else the role default."""
+    values = {}
+    entry = role.profile_entry(profile)
+    for name in role.options:
+        if name in given:
+            values[name] = given[name]
+        elif name in entry:
+            values[name] = entry[name]
+        elif name in role.defaults:
+            values[name] = role.defaults[name]
+    return values
+
+
+def check_types(role, values):
+    """Type and choice errors (Ansible's own wording) and the values converted to their types."""
+    result = ArgumentSpecValidator(_validator_spec(role.options)).validate(values, validate_role_argument_spec=True)
+    return ["%s role: %s" % (role.name, message) for message in result.error_messages], result.validated_parameters
+
+
+def check_role(role, given, profile):
+    """(errors, inputs) for one role; inputs hold every input resolved and converted, plus the profile."""
+    errors, inputs = check_types(role, effective_values(role, given, profile))
+    rules = RULES.get(role.name)
+    if rules is not None:
+        errors.extend(rules.errors(inputs, given, role.profile_entry(profile)))
+        if not errors:
+            inputs = rules.resolve(inputs, role.profile_entry(profile))
+    inputs[PROFILE_VARIABLE] = profile
+    return errors, inputs
+
+
+def check_collection(roles, given):
+    """(errors, profile, inputs by role) for the whole collection, the collection-wide inputs first."""
+    errors = []
+    collection = roles.get(COLLECTION_ROLE)
+    profile = None
+    if collection is not None:
+        errors, shared = check_types(collection, effective_values(collection, given, None))
+        if not errors:
+            profile = shared.get(PROFILE_VARIABLE)
+    inputs = {}
+    for name in sorted(roles):
+        if name == COLLECTION_ROLE:
+            continue
+        role_errors, inputs[name] = check_role(roles[name], given, profile)
+        errors.extend(role_errors)
+    return errors, profile, inputs
