@@ -12,6 +12,10 @@ systemd ship ``/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf``); procps'
 ``sysctl --system`` applies the same files in the same order and then
 /etc/sysctl.conf once more, last. Glob keys (``net.ipv4.conf.*.rp_filter``)
 never override a key that some file sets explicitly, so they cannot defeat ours.
+
+The kernel keeps only one of vm.dirty_bytes and vm.dirty_ratio (and of
+vm.dirty_background_bytes and vm.dirty_background_ratio): writing one zeroes its
+partner, so a file applied after ours that sets the partner defeats our key too.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,6 +25,7 @@ __metaclass__ = type
 import os
 from collections import namedtuple
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import config_files
 
 SYSCTL_DIRS = (
@@ -37,8 +42,21 @@ PROCPS = "sysctl --system"
 
 # One ``key = value`` line; key is canonical (dotted), value whitespace-normalized.
 Assignment = namedtuple("Assignment", "key value path line")
-# A value from another file that beats ours at boot.
-Conflict = namedtuple("Conflict", "key wanted value path line applied_by")
+# A value from another file that beats ours at boot. other_key is the key that
+# file sets: key itself, or its partner in PAIRED_KEYS, whose write zeroes key.
+Conflict = namedtuple("Conflict", "key wanted value path line applied_by other_key")
+
+# mm/page-writeback.c: writing either key of a pair zeroes the other.
+PAIRED_KEYS = {
+    "vm.dirty_bytes": "vm.dirty_ratio",
+    "vm.dirty_ratio": "vm.dirty_bytes",
+    "vm.dirty_background_bytes": "vm.dirty_background_ratio",
+    "vm.dirty_background_ratio": "vm.dirty_background_bytes",
+}
+# dirty_ratio_handler and dirty_bytes_handler zero the partner only when the value
+# changes; ours has already zeroed it, so a later write of 0 leaves ours alone.
+# The background handlers zero the partner on every write.
+ZEROES_ONLY_ON_CHANGE = ("vm.dirty_bytes", "vm.dirty_ratio")
 
 _SWAP_SEPARATORS = {ord("."): "/", ord("/"): "."}
 
@@ -101,17 +119,47 @@ def parse(text, path=None):
     return found
 
 
-def render(settings):
-    """Plain ``key = value`` lines, for a file written without a template."""
-    return "".join("%s = %s\n" % (key, value) for key, value in settings.items())
+def merge_settings(base, overrides):
+    """base overridden by overrides, key by key, as systemd-sysctl would read them.
+
+    Keys come out canonical (``vm/swappiness`` -> ``vm.swappiness``), so two
+    spellings of one key are one key and the override wins; a null value
+    (in either) leaves the key unmanaged and drops it.
+    """
+    merged = {}
+    for settings in (base or {}, overrides or {}):
+        for key, value in settings.items():
+            merged[canonical_key(str(key))] = value
+    return dict((key, value) for key, value in merged.items() if value is not None)
 
 
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
+HEADER = (
+    "# Managed by gpuops.hardening (module sysctl_settings); edits here are overwritten.",
+)
+PRECEDENCE_NOTE = (
+    "# Files named after this one in /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d",
+    "# or /usr/lib/sysctl.d, and /etc/sysctl.conf, override it; the module reports them.",
+)
+
+
+def _comment(text):
+    return ["# %s" % line.strip() if line.strip() else "#" for line in text.strip().splitlines()]
+
+
+def render(settings, notes=None, description=None):
+    """The sysctl.d file for settings (canonical key -> value text).
+
+    A managed-by header and the description, then each key in sorted order,
+    with its note, when it has one, as a comment above it.
+    """
+    notes = dict((canonical_key(key), note) for key, note in (notes or {}).items() if note)
+    lines = list(HEADER) + (_comment(description) if description else []) + list(PRECEDENCE_NOTE)
+    for key in sorted(settings):
+        lines.append("")
+        if key in notes:
+            lines.extend(_comment(str(notes[key])))
+        lines.append("%s = %s" % (key, settings[key]))
+    return "\n".join(lines) + "\n"
 
 
 def boot_files(directories=SYSCTL_DIRS):
@@ -141,7 +189,7 @@ def masked_by(own_path, directories=SYSCTL_DIRS):
     return None
 
 
-def application_orders(own_path, own_content, directories=SYSCTL_DIRS, sysctl_conf=SYSCTL_CONF, read=_read):
+def application_orders(own_path, own_content, directories=SYSCTL_DIRS, sysctl_conf=SYSCTL_CONF, read=read_text):
     """The files each boot-time tool applies, with our file as it will be written.
 
     Returns {tool: [(path, text), ...]} for systemd-sysctl and procps.
@@ -159,11 +207,25 @@ def application_orders(own_path, own_content, directories=SYSCTL_DIRS, sysctl_co
 
 
 def _last_assignments(ordered):
+    """Canonical key -> (position in the order, Assignment) of its last write."""
     winners = {}
-    for path, text in ordered:
+    for position, (path, text) in enumerate(ordered):
         for assignment in parse(text, path):
-            winners[assignment.key] = assignment
+            winners[assignment.key] = ((position, assignment.line), assignment)
     return winners
+
+
+def _zeroing_partner(key, winners, own_path):
+    """The partner's write, from another file, that comes after key's last write and zeroes it; or None."""
+    partner = PAIRED_KEYS.get(key)
+    if partner not in winners or key not in winners:
+        return None
+    (partner_at, partner_write), (key_at, dummy) = winners[partner], winners[key]
+    if partner_write.path == own_path or partner_at < key_at:
+        return None
+    if key in ZEROES_ONLY_ON_CHANGE and partner_write.value == "0":
+        return None
+    return partner_write
 
 
 def _source(path):
@@ -171,34 +233,47 @@ def _source(path):
     return path if real == path else "%s -> %s" % (path, real)
 
 
-def boot_conflicts(wanted, own_path, own_content, directories=SYSCTL_DIRS, sysctl_conf=SYSCTL_CONF, read=_read):
+def boot_conflicts(wanted, own_path, own_content, directories=SYSCTL_DIRS, sysctl_conf=SYSCTL_CONF, read=read_text):
     """Values from other files that would override ours at boot.
 
     wanted maps canonical keys to normalized values. A key is in conflict when the
     last assignment systemd-sysctl or ``sysctl --system`` applies comes from
-    another file with a different value. One Conflict per winning line; when both
-    tools end on the same line (a linked /etc/sysctl.conf), applied_by names both.
+    another file with a different value, or when another file sets its partner
+    (PAIRED_KEYS) after that, which zeroes it. One Conflict per winning line; when
+    both tools end on the same line (a linked /etc/sysctl.conf), applied_by names both.
     """
     orders = application_orders(own_path, own_content, directories, sysctl_conf, read)
     found = {}
     for tool in (SYSTEMD, PROCPS):
         winners = _last_assignments(orders[tool])
         for key, value in wanted.items():
-            winner = winners.get(key)
-            if winner is None or winner.path == own_path or winner.value == value:
+            winner = winners.get(key, (None, None))[1]
+            if winner is None:
                 continue
-            identity = (key, os.path.realpath(winner.path), winner.line)
+            if winner.path != own_path and winner.value != value:
+                culprit = winner
+            else:
+                culprit = _zeroing_partner(key, winners, own_path)
+            if culprit is None:
+                continue
+            identity = (key, os.path.realpath(culprit.path), culprit.line)
             if identity in found:
                 found[identity] = found[identity]._replace(applied_by=found[identity].applied_by + " and " + tool)
             else:
-                found[identity] = Conflict(key, value, winner.value, winner.path, winner.line, tool)
+                found[identity] = Conflict(key, value, culprit.value, culprit.path, culprit.line, tool, culprit.key)
     return list(found.values())
 
 
 def describe(conflict, own_path):
     """One sentence an operator can act on."""
-    text = "%s: %s line %s sets %s, which overrides %s from %s at boot (applied by %s)" % (
-        conflict.key, _source(conflict.path), conflict.line, conflict.value, conflict.wanted, own_path, conflict.applied_by)
+    if conflict.other_key != conflict.key:
+        text = ("%s: %s line %s sets %s = %s after %s, and the kernel then zeroes %s (wanted %s) at boot "
+                "(applied by %s); set only one of the pair" % (
+                    conflict.key, _source(conflict.path), conflict.line, conflict.other_key, conflict.value, own_path,
+                    conflict.key, conflict.wanted, conflict.applied_by))
+    else:
+        text = "%s: %s line %s sets %s, which overrides %s from %s at boot (applied by %s)" % (
+            conflict.key, _source(conflict.path), conflict.line, conflict.value, conflict.wanted, own_path, conflict.applied_by)
     if conflict.applied_by == PROCPS:
         text += "; systemd-sysctl skips that file, but any 'sysctl --system' or 'sysctl -p' run applies it last"
     return text

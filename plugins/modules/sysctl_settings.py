@@ -24,21 +24,30 @@ description:
     still written.
 author:
   - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
+  - gpuops.hardening.host.live
 options:
   settings:
     description:
-      - The settings, as key and value. Keys may use C(.) or C(/) separators, as in sysctl.d.
+      - The settings, as key and value. Keys may use C(.) or C(/) separators, as in sysctl.d; they are written
+        and reported in the dotted form C(sysctl -a) prints.
       - Values are written as given; integers are converted to text.
+      - A null value leaves that key unmanaged, as if it were not given.
     type: dict
     required: true
-  content:
+  notes:
     description:
-      - Full content of the sysctl.d file, usually rendered from the role's template.
-      - It must set exactly O(settings); a mismatch fails before anything changes.
-      - When omitted, plain C(key = value) lines are written.
+      - One-line comments, by key, written above that key in the file, so that the file explains itself.
+      - Notes for keys not in O(settings) are ignored.
+    type: dict
+    default: {}
+  description:
+    description: Text for the file's header comment, such as what the settings are for.
     type: str
   path:
-    description: The sysctl.d file that holds the settings.
+    description:
+      - The sysctl.d file that holds the settings, below O(root). systemd-sysctl reads only names ending in C(.conf).
     type: path
     default: /etc/sysctl.d/90-gpuops-hardening.conf
   conflict_action:
@@ -48,23 +57,6 @@ options:
     type: str
     choices: [warn, fail, ignore]
     default: warn
-  apply_live:
-    description: Write differing values under O(proc_sys_path) now. When false only the file is converged.
-    type: bool
-    default: true
-  sysctl_dirs:
-    description: The sysctl.d directories in systemd's order of precedence.
-    type: list
-    elements: path
-    default: [/etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d, /usr/lib/sysctl.d, /lib/sysctl.d]
-  sysctl_conf:
-    description: The procps configuration file that C(sysctl --system) applies last.
-    type: path
-    default: /etc/sysctl.conf
-  proc_sys_path:
-    description: Where the kernel's settings live.
-    type: path
-    default: /proc/sys
 attributes:
   check_mode:
     description: Reports what would change without writing the file or any live value.
@@ -73,6 +65,9 @@ attributes:
     description: Shows the file and each changed live value before and after.
     support: full
 notes:
+  - The kernel keeps only one of C(vm.dirty_bytes) and C(vm.dirty_ratio), and of C(vm.dirty_background_bytes) and
+    C(vm.dirty_background_ratio); another file that sets the partner of a managed key after O(path) is a conflict,
+    since that zeroes the managed key at boot.
   - Glob keys in other files (C(net.ipv4.conf.*.rp_filter)) are not conflicts, since systemd-sysctl never lets a
     glob override a key that some file sets explicitly.
   - A key this kernel lacks is written to the file (systemd-sysctl skips it at boot) and reported in RV(unsupported).
@@ -86,10 +81,14 @@ EXAMPLES = r"""
       kernel.numa_balancing: 0
       vm.max_map_count: 1048576
 
-- name: The same, from the role's template, failing on any boot-time override
+- name: With a comment above a key, failing on any boot-time override
   gpuops.hardening.sysctl_settings:
-    settings: "{{ __sysctl_settings }}"
-    content: "{{ lookup('ansible.builtin.template', 'gpuops-hardening.conf.j2') }}"
+    settings:
+      vm.swappiness: 0
+      vm.dirty_ratio: null  # left as it is
+    notes:
+      vm.swappiness: Swap is off; never swap anonymous memory out early.
+    description: "Kernel VM settings for GPU nodes: training profile."
     conflict_action: fail
 """
 
@@ -123,7 +122,10 @@ unsupported:
   type: list
   elements: str
 conflicts:
-  description: Values from other files that would override the managed file at boot.
+  description:
+    - Values from other files that would override the managed file at boot.
+    - C(other_key) is the key the other file sets; it differs from C(key) when that file sets the partner of a
+      paired key (C(vm.dirty_ratio) for C(vm.dirty_bytes)), which zeroes C(key).
   returned: always
   type: list
   elements: dict
@@ -134,6 +136,7 @@ conflicts:
       file: /etc/sysctl.d/99-local.conf
       line: 3
       applied_by: systemd-sysctl and sysctl --system
+      other_key: vm.swappiness
       message: "vm.swappiness: /etc/sysctl.d/99-local.conf line 3 sets 10, which overrides 0 ..."
 masked_by:
   description: Why the managed file would not be read at boot at all, or null.
@@ -145,7 +148,7 @@ boot_files:
   type: list
   elements: str
 file:
-  description: What happened to the sysctl.d file.
+  description: What happened to the sysctl.d file (its path below O(root)).
   returned: always
   type: dict
   sample: {"path": "/etc/sysctl.d/90-gpuops-hardening.conf", "changed": true}
@@ -159,13 +162,19 @@ from ansible.module_utils.six import integer_types, string_types
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_d
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 
 
 def wanted_settings(module):
-    """Canonical key -> value text, in the given order; fails on keys or values sysctl cannot take."""
+    """Canonical key -> value text, in the given order; fails on keys or values sysctl cannot take.
+
+    Keys with a null value are not managed.
+    """
     wanted = {}
     for key, value in module.params["settings"].items():
+        if value is None:
+            continue
         if not isinstance(key, string_types) or not sysctl_d.valid_key(key):
             module.fail_json(msg="settings: %r is not a sysctl key (expected names like vm.swappiness or vm/swappiness)" % (key,))
         if isinstance(value, bool) or not isinstance(value, integer_types + string_types) or "\n" in str(value) or not str(value).strip():
@@ -177,15 +186,17 @@ def wanted_settings(module):
     return wanted
 
 
-def check_content(module, content, wanted):
-    """The file must set what settings says, so the live and boot values agree."""
-    in_file = dict((a.key, a.value) for a in sysctl_d.parse(content))
-    if in_file != wanted:
-        missing = sorted(set(wanted) - set(in_file))
-        extra = sorted(set(in_file) - set(wanted))
-        differ = sorted(k for k in set(in_file) & set(wanted) if in_file[k] != wanted[k])
-        module.fail_json(msg="content does not set exactly the given settings (missing: %s; extra: %s; different: %s)"
-                         % (", ".join(missing) or "none", ", ".join(extra) or "none", ", ".join(differ) or "none"))
+def check_notes(module):
+    for key, note in module.params["notes"].items():
+        if note is not None and (not isinstance(note, string_types) or "\n" in note.strip()):
+            module.fail_json(msg="notes: the note for %s must be one line of text, got %r" % (key, note))
+
+
+def check_path(module):
+    path = module.params["path"]
+    if not path.endswith(".conf") or os.path.basename(path).startswith("."):
+        module.fail_json(msg="path: systemd-sysctl reads only files named *.conf (and not hidden), so %s would never "
+                             "apply at boot; nothing was changed" % path)
 
 
 def read_live(proc_sys, keys):
@@ -229,21 +240,20 @@ def apply_live(module, proc_sys, before, wanted):
     return after, skipped
 
 
-def report_conflicts(module, wanted, content, result):
-    params = module.params
-    path = params["path"]
-    masked = sysctl_d.masked_by(path, params["sysctl_dirs"])
-    conflicts = sysctl_d.boot_conflicts(wanted, path, content, params["sysctl_dirs"], params["sysctl_conf"])
+def report_conflicts(module, host, wanted, content, result):
+    path = host["path"]
+    masked = sysctl_d.masked_by(path, host["dirs"])
+    conflicts = sysctl_d.boot_conflicts(wanted, path, content, host["dirs"], host["conf"])
     result["masked_by"] = masked
     result["conflicts"] = [
         dict(key=c.key, wanted=c.wanted, value=c.value, file=c.path, line=c.line, applied_by=c.applied_by,
-             message=sysctl_d.describe(c, path))
+             other_key=c.other_key, message=sysctl_d.describe(c, path))
         for c in conflicts
     ]
     messages = ([masked + "; none of its settings apply at boot"] if masked else []) + [c["message"] for c in result["conflicts"]]
-    if not messages or params["conflict_action"] == "ignore":
+    if not messages or module.params["conflict_action"] == "ignore":
         return
-    if params["conflict_action"] == "fail":
+    if module.params["conflict_action"] == "fail":
         module.fail_json(msg="sysctl boot conflict: %s" % "; ".join(messages), **result)
     for message in messages:
         module.warn("sysctl boot conflict: %s" % message)
@@ -261,28 +271,37 @@ def live_diff(proc_sys, before, after):
     }
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            settings=dict(type="dict", required=True),
-            content=dict(type="str"),
-            path=dict(type="path", default="/etc/sysctl.d/90-gpuops-hardening.conf"),
-            conflict_action=dict(type="str", choices=["warn", "fail", "ignore"], default="warn"),
-            apply_live=dict(type="bool", default=True),
-            sysctl_dirs=dict(type="list", elements="path", default=list(sysctl_d.SYSCTL_DIRS)),
-            sysctl_conf=dict(type="path", default=sysctl_d.SYSCTL_CONF),
-            proc_sys_path=dict(type="path", default="/proc/sys"),
-        ),
-        supports_check_mode=True,
+def host_paths(params):
+    """The files and directories the module reads and writes, below root."""
+    root = params["root"]
+    return dict(
+        path=under_root(root, params["path"]),
+        dirs=[under_root(root, directory) for directory in sysctl_d.SYSCTL_DIRS],
+        conf=under_root(root, sysctl_d.SYSCTL_CONF),
+        proc_sys=under_root(root, "/proc/sys"),
     )
+
+
+def main():
+    argument_spec = host_argument_spec(live=True)
+    argument_spec.update(
+        settings=dict(type="dict", required=True),
+        notes=dict(type="dict", default={}),
+        description=dict(type="str"),
+        path=dict(type="path", default="/etc/sysctl.d/90-gpuops-hardening.conf"),
+        conflict_action=dict(type="str", choices=["warn", "fail", "ignore"], default="warn"),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
-    proc_sys = params["proc_sys_path"]
+    check_path(module)
+    check_notes(module)
+    host = host_paths(params)
+    proc_sys = host["proc_sys"]
     wanted = wanted_settings(module)
-    content = params["content"] if params["content"] is not None else sysctl_d.render(wanted)
-    check_content(module, content, wanted)
+    content = sysctl_d.render(wanted, params["notes"], params["description"])
 
     result = dict(changed=False, live_skipped_reason=None)
-    report_conflicts(module, wanted, content, result)
+    report_conflicts(module, host, wanted, content, result)
 
     before = read_live(proc_sys, wanted)
     result["unsupported"] = sorted(key for key, value in before.items() if value is None)
@@ -302,12 +321,12 @@ def main():
     changes = live_diff(proc_sys, before, after)
     if changes:
         diffs.append(changes)
-    file_result, file_diff = ensure_content(module, params["path"], content)
+    file_result, file_diff = ensure_content(module, host["path"], content)
     if file_diff:
         diffs.append(file_diff)
-    result["file"] = {"path": params["path"], "changed": file_result["changed"]}
+    result["file"] = {"path": host["path"], "changed": file_result["changed"]}
     result["changed"] = bool(changes) or file_result["changed"]
-    orders = sysctl_d.application_orders(params["path"], content, params["sysctl_dirs"], params["sysctl_conf"])
+    orders = sysctl_d.application_orders(host["path"], content, host["dirs"], host["conf"])
     result["boot_files"] = [path for path, dummy in orders[sysctl_d.SYSTEMD]]
     if module._diff:
         result["diff"] = diffs

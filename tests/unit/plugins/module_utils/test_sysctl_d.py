@@ -70,6 +70,36 @@ def test_render_round_trips_through_parse():
     assert dict((a.key, a.value) for a in sysctl_d.parse(text)) == WANTED
 
 
+def test_render_sorts_keys_and_comments_notes_and_description():
+    text = sysctl_d.render(WANTED, notes={"vm/swappiness": "Swap is off.", "vm.other": "unused"},
+                           description="Kernel VM settings:\ntraining profile.")
+    lines = text.splitlines()
+    assert lines[0].startswith("# Managed by gpuops.hardening")
+    assert lines[1:3] == ["# Kernel VM settings:", "# training profile."]
+    body = lines[lines.index("kernel.numa_balancing = 0") - 1:]
+    assert body == ["", "kernel.numa_balancing = 0", "", "# Swap is off.", "vm.swappiness = 0"]
+    assert "unused" not in text
+
+
+@pytest.mark.parametrize("base, overrides, merged", [
+    ({"vm.swappiness": 0}, {"vm/swappiness": 10}, {"vm.swappiness": 10}),
+    ({"vm/swappiness": 0}, {"vm.swappiness": 10}, {"vm.swappiness": 10}),
+    ({"vm.dirty_bytes": 1, "vm.swappiness": 0}, {"vm/dirty_bytes": None, "vm.dirty_ratio": 20},
+     {"vm.swappiness": 0, "vm.dirty_ratio": 20}),
+    ({"vm.swappiness": None}, {}, {}),
+    ({}, {"net/ipv4/conf/eth0.100/rp_filter": 1}, {"net.ipv4.conf.eth0/100.rp_filter": 1}),
+    (None, None, {}),
+])
+def test_merge_settings_overrides_by_canonical_key(base, overrides, merged):
+    assert sysctl_d.merge_settings(base, overrides) == merged
+
+
+def test_merge_settings_leaves_its_inputs_alone():
+    base = {"vm/swappiness": 0}
+    sysctl_d.merge_settings(base, {"vm.swappiness": None})
+    assert base == {"vm/swappiness": 0}
+
+
 @pytest.fixture
 def tree(tmp_path):
     """etc/run/usr/lib sysctl.d directories and an /etc/sysctl.conf, all empty."""
@@ -208,3 +238,60 @@ def test_application_order_puts_ours_by_name(tree):
     assert names == ["50-pid-max.conf", "90-gpuops-hardening.conf", "99-sysctl.conf"]
     assert orders[sysctl_d.PROCPS][-1][0] == str(tree["conf"])
     assert dict(orders[sysctl_d.SYSTEMD])[tree["own"]] == OURS
+
+
+DIRTY = "vm.dirty_bytes = 8589934592\nvm.dirty_background_bytes = 1073741824\n"
+DIRTY_WANTED = {"vm.dirty_bytes": "8589934592", "vm.dirty_background_bytes": "1073741824"}
+
+
+def _dirty_conflicts(tree):
+    return _conflicts(tree, DIRTY_WANTED, DIRTY)
+
+
+def test_partner_key_in_a_later_file_zeroes_ours(tree):
+    (tree["etc"] / "95-local.conf").write_text("# local\nvm.dirty_ratio = 20\n")
+    conflicts = _dirty_conflicts(tree)
+    assert [(c.key, c.other_key, c.value, c.path, c.line) for c in conflicts] == [
+        ("vm.dirty_bytes", "vm.dirty_ratio", "20", str(tree["etc"] / "95-local.conf"), 2)]
+    assert conflicts[0].applied_by == "systemd-sysctl and sysctl --system"
+    message = sysctl_d.describe(conflicts[0], tree["own"])
+    assert "sets vm.dirty_ratio = 20 after %s" % tree["own"] in message
+    assert "zeroes vm.dirty_bytes (wanted 8589934592)" in message
+
+
+def test_background_partner_in_a_vendor_dir_zeroes_ours(tree):
+    (tree["usr"] / "99-vendor.conf").write_text("vm.dirty_background_ratio = 5\n")
+    assert [(c.key, c.other_key) for c in _dirty_conflicts(tree)] == [("vm.dirty_background_bytes", "vm.dirty_background_ratio")]
+
+
+def test_partner_key_in_an_earlier_file_is_zeroed_by_ours(tree):
+    (tree["etc"] / "10-early.conf").write_text("vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n")
+    assert _dirty_conflicts(tree) == []
+
+
+def test_our_key_set_again_after_the_partner_wins_back(tree):
+    (tree["etc"] / "95-a.conf").write_text("vm.dirty_ratio = 20\n")
+    (tree["etc"] / "97-b.conf").write_text("vm.dirty_bytes = 8589934592\n")
+    assert _dirty_conflicts(tree) == []
+
+
+def test_partner_before_our_key_in_the_same_later_file_is_no_conflict(tree):
+    (tree["etc"] / "95-a.conf").write_text("vm.dirty_ratio = 20\nvm.dirty_bytes = 8589934592\n")
+    assert _dirty_conflicts(tree) == []
+
+
+def test_later_zero_dirty_ratio_leaves_dirty_bytes_alone(tree):
+    """dirty_ratio_handler zeroes dirty_bytes only when the ratio changes, and ours already zeroed it."""
+    (tree["etc"] / "95-a.conf").write_text("vm.dirty_ratio = 0\n")
+    assert _dirty_conflicts(tree) == []
+
+
+def test_later_zero_background_ratio_still_zeroes_background_bytes(tree):
+    """dirty_background_ratio_handler zeroes its partner on every write."""
+    (tree["etc"] / "95-a.conf").write_text("vm.dirty_background_ratio = 0\n")
+    assert [c.key for c in _dirty_conflicts(tree)] == ["vm.dirty_background_bytes"]
+
+
+def test_partner_in_unlinked_sysctl_conf_zeroes_ours_for_procps_only(tree):
+    tree["conf"].write_text("vm.dirty_ratio = 20\n")
+    assert [(c.key, c.applied_by) for c in _dirty_conflicts(tree)] == [("vm.dirty_bytes", "sysctl --system")]

@@ -14,7 +14,21 @@ from ansible_collections.gpuops.hardening.plugins.modules import sysctl_settings
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 SETTINGS = {"vm.swappiness": 0, "kernel.numa_balancing": 0, "vm.max_map_count": 1048576}
-CONTENT = "# Ansible managed\nkernel.numa_balancing = 0\nvm.max_map_count = 1048576\nvm.swappiness = 0\n"
+NOTES = {"vm.swappiness": "Swap is off.", "vm/max_map_count": "Frameworks map many regions."}
+CONTENT = (
+    "# Managed by gpuops.hardening (module sysctl_settings); edits here are overwritten.\n"
+    "# Kernel VM settings for GPU nodes: training profile.\n"
+    "# Files named after this one in /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d\n"
+    "# or /usr/lib/sysctl.d, and /etc/sysctl.conf, override it; the module reports them.\n"
+    "\n"
+    "kernel.numa_balancing = 0\n"
+    "\n"
+    "# Frameworks map many regions.\n"
+    "vm.max_map_count = 1048576\n"
+    "\n"
+    "# Swap is off.\n"
+    "vm.swappiness = 0\n"
+)
 
 
 @pytest.fixture
@@ -36,11 +50,8 @@ def node(tmp_path):
 
 def _args(node, **extra):
     args = dict(
-        settings=dict(SETTINGS), content=CONTENT,
-        path=str(node / "etc/sysctl.d/90-gpuops-hardening.conf"),
-        sysctl_dirs=[str(node / "etc/sysctl.d"), str(node / "run/sysctl.d"), str(node / "usr/lib/sysctl.d")],
-        sysctl_conf=str(node / "etc/sysctl.conf"),
-        proc_sys_path=str(node / "proc/sys"),
+        settings=dict(SETTINGS), notes=dict(NOTES), description="Kernel VM settings for GPU nodes: training profile.",
+        root=str(node),
     )
     args.update(extra)
     return args
@@ -143,9 +154,8 @@ def test_boot_conflict_ignore_is_silent(node):
 
 
 def test_masked_file_is_a_conflict(node):
-    path = node / "usr/lib/sysctl.d/90-gpuops-hardening.conf"
     (node / "etc/sysctl.d/90-gpuops-hardening.conf").write_text("")
-    result = run_module(sysctl_settings.main, _args(node, path=str(path), conflict_action="fail"))
+    result = run_module(sysctl_settings.main, _args(node, path="/usr/lib/sysctl.d/90-gpuops-hardening.conf", conflict_action="fail"))
     assert result["failed"] and "hides" in result["msg"]
 
 
@@ -158,7 +168,7 @@ def test_slash_keys_are_understood(node):
 
 def test_missing_key_is_kept_and_reported(node):
     settings = dict(SETTINGS, **{"vm.not_on_this_kernel": 1})
-    result = run_module(sysctl_settings.main, _args(node, settings=settings, content=None))
+    result = run_module(sysctl_settings.main, _args(node, settings=settings))
     assert not result["failed"], result
     assert result["unsupported"] == ["vm.not_on_this_kernel"]
     assert any("this kernel has no vm.not_on_this_kernel" in w for w in result["warnings"])
@@ -180,18 +190,50 @@ def test_kernel_refusal_fails_before_the_file_is_written(node):
     assert not (node / "etc/sysctl.d/90-gpuops-hardening.conf").exists()
 
 
-@pytest.mark.parametrize("settings, content, fragment", [
-    ({"vm.swappiness": 0}, "vm.swappiness = 1\n", "different: vm.swappiness"),
-    ({"vm.swappiness": 0}, "vm.swappiness = 0\nvm.extra = 1\n", "extra: vm.extra"),
-    ({"vm.swappiness": True}, None, "an integer or a one-line string"),
-    ({"vm.swappiness": {"a": 1}}, None, "an integer or a one-line string"),
-    ({"vm.swappiness": "0\nkernel.x = 1"}, None, "one-line"),
-    ({"swappiness": 0}, None, "not a sysctl key"),
-    ({"net.ipv4.conf.*.rp_filter": 1}, None, "not a sysctl key"),
-    ({"vm.swappiness": 0, "vm/swappiness": 1}, None, "given twice"),
+def test_null_value_leaves_the_key_unmanaged(node):
+    settings = dict(SETTINGS, **{"vm.dirty_ratio": None})
+    result = run_module(sysctl_settings.main, _args(node, settings=settings))
+    assert not result["failed"], result
+    assert "vm.dirty_ratio" not in result["after"] and result["unsupported"] == []
+    assert (node / "etc/sysctl.d/90-gpuops-hardening.conf").read_text() == CONTENT
+
+
+def test_file_without_notes_or_description_still_explains_itself(node):
+    result = run_module(sysctl_settings.main, _args(node, notes={}, description=None))
+    assert not result["failed"], result
+    text = (node / "etc/sysctl.d/90-gpuops-hardening.conf").read_text()
+    assert text.startswith("# Managed by gpuops.hardening")
+    assert text.endswith("\nkernel.numa_balancing = 0\n\nvm.max_map_count = 1048576\n\nvm.swappiness = 0\n")
+
+
+def test_partner_key_set_later_is_a_conflict(node):
+    (node / "proc/sys/vm/dirty_bytes").write_text("0\n")
+    (node / "etc/sysctl.d/95-local.conf").write_text("vm.dirty_ratio = 20\n")
+    result = run_module(sysctl_settings.main, _args(node, settings={"vm.dirty_bytes": 8589934592}))
+    assert [(c["key"], c["other_key"], c["value"]) for c in result["conflicts"]] == [("vm.dirty_bytes", "vm.dirty_ratio", "20")]
+    assert any("zeroes vm.dirty_bytes" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize("path", ["/etc/sysctl.d/90-gpuops-hardening", "/etc/sysctl.d/90-gpuops.conf.bak", "/etc/sysctl.d/.conf"])
+def test_path_systemd_never_reads_fails_before_any_change(node, path):
+    result = run_module(sysctl_settings.main, _args(node, path=path))
+    assert result["failed"]
+    assert path in result["msg"] and "*.conf" in result["msg"]
+    assert _live(node)["vm.swappiness"] == "60"
+    assert not (node / path.lstrip("/")).exists()
+
+
+@pytest.mark.parametrize("settings, notes, fragment", [
+    ({"vm.swappiness": True}, {}, "an integer or a one-line string"),
+    ({"vm.swappiness": {"a": 1}}, {}, "an integer or a one-line string"),
+    ({"vm.swappiness": "0\nkernel.x = 1"}, {}, "one-line"),
+    ({"swappiness": 0}, {}, "not a sysctl key"),
+    ({"net.ipv4.conf.*.rp_filter": 1}, {}, "not a sysctl key"),
+    ({"vm.swappiness": 0, "vm/swappiness": 1}, {}, "given twice"),
+    ({"vm.swappiness": 0}, {"vm.swappiness": "two\nlines"}, "must be one line"),
 ])
-def test_bad_input_fails_before_any_change(node, settings, content, fragment):
-    result = run_module(sysctl_settings.main, _args(node, settings=settings, content=content))
+def test_bad_input_fails_before_any_change(node, settings, notes, fragment):
+    result = run_module(sysctl_settings.main, _args(node, settings=settings, notes=notes))
     assert result["failed"]
     assert fragment in result["msg"]
     assert _live(node)["vm.swappiness"] == "60"
