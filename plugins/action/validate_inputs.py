@@ -12,35 +12,14 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import RULES
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
     COLLECTION_ROLE,
-    RoleFiles,
     check_collection,
+    input_names,
+    load_roles,
 )
 
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "roles"))
-
-
-def _load(loader, *parts):
-    path = os.path.join(ROLES_DIR, *parts)
-    return (loader.load_from_file(path) or {}) if os.path.isfile(path) else {}
-
-
-def load_roles(loader):
-    """RoleFiles for every role of the collection that has an argument spec."""
-    roles = {}
-    for name in sorted(os.listdir(ROLES_DIR)):
-        specs = _load(loader, name, "meta", "argument_specs.yml").get("argument_specs") or {}
-        if "main" not in specs:
-            continue
-        roles[name] = RoleFiles(
-            name,
-            options=specs["main"].get("options"),
-            defaults=_load(loader, name, "defaults", "main.yml"),
-            profiles=_load(loader, name, "vars", "main.yml").get("__%s_profiles" % name),
-        )
-    return roles
 
 
 class ActionModule(ActionBase):
@@ -67,21 +46,13 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         role = self._task.args.get("role")
-        roles = load_roles(self._loader)
+        roles = load_roles(ROLES_DIR, self._loader.load_from_file)
         if role is not None and (role == COLLECTION_ROLE or role not in roles):
             result.update(failed=True, msg="role: got %r; allowed: %s" % (
                 role, ", ".join(name for name in roles if name != COLLECTION_ROLE)))
             return result
 
-        removed = {}
-        for rules in RULES.values():
-            removed.update(rules.REMOVED)
-        names = set(removed)
-        for files in roles.values():
-            names.update(files.options)
-        given, errors = self._given(names, task_vars)
-        errors.extend("%s: no longer an input; set %s instead" % (name, removed[name])
-                      for name in sorted(removed) if name in given)
+        given, errors = self._given(input_names(roles), task_vars)
         more, profile, inputs = check_collection(roles, given)
         errors.extend(more)
 

@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import RULES
@@ -36,6 +38,25 @@ class RoleFiles(object):
 
     def profile_entry(self, profile):
         return self.profiles.get(profile) or {}
+
+
+def load_roles(roles_dir, read_yaml):
+    """RoleFiles for every role below roles_dir that has an argument spec; read_yaml(path) parses one file."""
+    def read(*parts):
+        path = os.path.join(roles_dir, *parts)
+        return (read_yaml(path) or {}) if os.path.isfile(path) else {}
+
+    roles = {}
+    for name in sorted(os.listdir(roles_dir)):
+        specs = read(name, "meta", "argument_specs.yml").get("argument_specs") or {}
+        if "main" in specs:
+            roles[name] = RoleFiles(
+                name,
+                options=specs["main"].get("options"),
+                defaults=read(name, "defaults", "main.yml"),
+                profiles=read(name, "vars", "main.yml").get("__%s_profiles" % name),
+            )
+    return roles
 
 
 def _validator_spec(options):
@@ -62,7 +83,7 @@ def effective_values(role, given, profile):
 def check_types(role, values):
     """Type and choice errors (Ansible's own wording) and the values converted to their types."""
     result = ArgumentSpecValidator(_validator_spec(role.options)).validate(values, validate_role_argument_spec=True)
-    return ["%s role: %s" % (role.name, message) for message in result.error_messages], result.validated_parameters
+    return list(result.error_messages), result.validated_parameters
 
 
 def check_role(role, given, profile):
@@ -74,17 +95,35 @@ def check_role(role, given, profile):
         if not errors:
             inputs = rules.resolve(inputs, role.profile_entry(profile))
     inputs[PROFILE_VARIABLE] = profile
-    return errors, inputs
+    return ["%s role: %s" % (role.name, message) for message in errors], inputs
+
+
+def removed_inputs():
+    """{variable: what to set instead} for inputs an earlier release had."""
+    removed = {}
+    for rules in RULES.values():
+        removed.update(rules.REMOVED)
+    return removed
+
+
+def input_names(roles):
+    """Every variable name check_collection looks at."""
+    names = set(removed_inputs())
+    for role in roles.values():
+        names.update(role.options)
+    return names
 
 
 def check_collection(roles, given):
     """(errors, profile, inputs by role) for the whole collection, the collection-wide inputs first."""
-    errors = []
+    removed = removed_inputs()
+    errors = ["%s: no longer an input; set %s instead" % (name, removed[name]) for name in sorted(removed) if name in given]
     collection = roles.get(COLLECTION_ROLE)
     profile = None
     if collection is not None:
-        errors, shared = check_types(collection, effective_values(collection, given, None))
-        if not errors:
+        shared_errors, shared = check_types(collection, effective_values(collection, given, None))
+        errors.extend(shared_errors)
+        if not shared_errors:
             profile = shared.get(PROFILE_VARIABLE)
     inputs = {}
     for name in sorted(roles):

@@ -95,8 +95,9 @@ def _settings_errors(user, profile_entry):
     merged = merge_settings(_profile_settings(profile_entry), user)
     out_of_range, texts = _out_of_range(merged)
     if out_of_range:
-        return [bad("sysctl_settings", out_of_range, "; ".join(texts))]
-    return _dirty_errors(merged)
+        found.append(bad("sysctl_settings", out_of_range, "; ".join(texts)))
+    in_range = dict((key, value) for key, value in merged.items() if key not in out_of_range)
+    return found + _dirty_errors(in_range)
 
 
 def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument

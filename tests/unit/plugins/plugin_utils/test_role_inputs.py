@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation engine against the roles' real files: one source per kind of rule, and every message."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
+    COLLECTION_ROLE,
+    PROFILE_VARIABLE,
+    check_collection,
+    input_names,
+    load_roles,
+)
+
+ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles")
+
+
+def _read_yaml(path):
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+ROLES = load_roles(ROLES_DIR, _read_yaml)
+TUNING_ROLES = sorted(name for name in ROLES if name != COLLECTION_ROLE)
+
+
+def _errors(given):
+    return check_collection(ROLES, given)[0]
+
+
+def _inputs(given, role):
+    errors, _profile, inputs = check_collection(ROLES, given)
+    assert errors == []
+    return inputs[role]
+
+
+def test_every_role_with_an_argument_spec_is_found():
+    assert {"validate", "sysctl", "thp", "memlock", "numa_binding"} <= set(ROLES)
+
+
+@pytest.mark.parametrize("name", sorted(ROLES))
+def test_argument_specs_hold_types_and_choices_but_no_defaults(name):
+    for option, spec in ROLES[name].options.items():
+        assert "default" not in spec, "%s: the default belongs in defaults/main.yml" % option
+        assert "type" in spec, option
+
+
+@pytest.mark.parametrize("name", sorted(ROLES))
+def test_every_input_has_one_default_source(name):
+    role = ROLES[name]
+    profile_names = set()
+    for entry in role.profiles.values():
+        profile_names.update(entry)
+    options = set(role.options)
+    # Each input is either a role default or a value of every profile, never both.
+    for option in options:
+        from_profiles = option in profile_names
+        assert from_profiles != (option in role.defaults), option
+        if from_profiles:
+            assert all(option in entry for entry in role.profiles.values()), option
+    assert set(role.defaults) <= options, "defaults without an argument spec entry: %s" % (set(role.defaults) - options)
+
+
+@pytest.mark.parametrize("name", sorted(ROLES))
+def test_defaults_are_plain_values(name):
+    # The engine reads defaults without templating them.
+    assert "{{" not in repr(ROLES[name].defaults)
+
+
+def test_profiles_cover_the_profile_choices():
+    choices = ROLES[COLLECTION_ROLE].options[PROFILE_VARIABLE]["choices"]
+    for name in TUNING_ROLES:
+        if ROLES[name].profiles:
+            assert sorted(ROLES[name].profiles) == sorted(choices), name
+
+
+def test_defaults_are_valid_and_follow_the_profile():
+    errors, profile, inputs = check_collection(ROLES, {})
+    assert errors == [] and profile == "training"
+    assert inputs["thp"]["thp_enabled"] == "always"
+    assert inputs["sysctl"]["sysctl_settings"]["vm.swappiness"] == 0
+    assert all(inputs[name][PROFILE_VARIABLE] == "training" for name in TUNING_ROLES)
+
+
+def test_inference_profile_and_a_single_override():
+    thp = _inputs({"gpuops_profile": "inference", "thp_defrag": "never"}, "thp")
+    assert (thp["thp_enabled"], thp["thp_defrag"], thp["thp_khugepaged_defrag"]) == ("madvise", "never", False)
+
+
+def test_values_are_converted_to_their_types():
+    thp = _inputs({"thp_persist": "no", "thp_khugepaged_defrag": "yes"}, "thp")
+    assert thp["thp_persist"] is False and thp["thp_khugepaged_defrag"] is True
+    numa = _inputs({"numa_binding_nvidia_smi_timeout": "45"}, "numa_binding")
+    assert numa["numa_binding_nvidia_smi_timeout"] == 45
+    assert _inputs({"memlock_limit": 65536}, "memlock")["memlock_limit"] == "65536"
+
+
+def test_sysctl_settings_merge_over_the_profile_by_canonical_key():
+    settings = _inputs({"sysctl_settings": {"vm/swappiness": 10, "vm.max_map_count": None, "kernel.nmi_watchdog": 0}},
+                       "sysctl")["sysctl_settings"]
+    assert settings["vm.swappiness"] == 10
+    assert "vm.max_map_count" not in settings
+    assert settings["kernel.nmi_watchdog"] == 0
+    assert "vm/swappiness" not in settings
+
+
+def test_each_variable_name_is_looked_up():
+    assert {"thp_defrag", "gpuops_profile", "sysctl_settings", "memlock_limit", "thp_profile"} <= input_names(ROLES)
+
+
+# (variables set for the host, fragments one message must contain)
+BAD_INPUTS = [
+    ({"gpuops_profile": "gaming"}, ["gpuops_profile", "gaming", "training, inference"]),
+    ({"thp_profile": "inference"}, ["thp_profile", "no longer an input", "gpuops_profile"]),
+    ({"sysctl_profile": "inference"}, ["sysctl_profile", "no longer an input", "gpuops_profile"]),
+    ({"thp_enabled": "sometimes"}, ["thp role", "thp_enabled", "sometimes", "always, madvise, never"]),
+    ({"thp_defrag": "eager"}, ["thp_defrag", "eager", "defer+madvise"]),
+    ({"thp_khugepaged_defrag": "maybe"}, ["thp_khugepaged_defrag", "maybe", "bool"]),
+    ({"thp_cmdline_conflict_action": "panic"}, ["thp_cmdline_conflict_action", "panic", "warn, fail, ignore"]),
+    ({"sysctl_settings": {"vm.swappiness": 300}}, ["sysctl role", '"vm.swappiness": 300', "vm.swappiness: an integer from 0 to 200"]),
+    ({"sysctl_settings": {"vm.swappiness": "lots"}}, ['"vm.swappiness": "lots"', "an integer from 0 to 200"]),
+    ({"sysctl_settings": {"vm.swappiness": {"value": 0}}}, ['{"vm.swappiness": {"value": 0}}', "integers or one-line strings"]),
+    ({"sysctl_settings": {"vm.swappiness": "0\nvm.overcommit_memory = 2"}}, ["integers or one-line strings"]),
+    ({"sysctl_settings": {"net.ipv4.conf.*.rp_filter": 1}}, ['["net.ipv4.conf.*.rp_filter"]', "no globs"]),
+    ({"sysctl_settings": {"swappiness": 1}}, ['["swappiness"]', "at least two parts"]),
+    ({"sysctl_settings": {"vm.dirty_ratio": 10}}, ['"vm.dirty_ratio": 10', "not both of a pair"]),
+    ({"sysctl_settings": {"vm.dirty_background_bytes": 9999999999}}, ["vm.dirty_background_bytes below vm.dirty_bytes"]),
+    ({"sysctl_settings": "not a mapping"}, ["sysctl_settings", "dict"]),
+    ({"sysctl_boot_conflict_action": "panic"}, ["sysctl_boot_conflict_action", "panic", "warn, fail, ignore"]),
+    ({"sysctl_swapoff_margin_mib": -512}, ["sysctl_swapoff_margin_mib", "got -512", "at least 0"]),
+    ({"sysctl_swapoff_margin_mib": "lots"}, ["sysctl_swapoff_margin_mib", "lots", "int"]),
+    ({"sysctl_disable_swap": "maybe"}, ["sysctl_disable_swap", "maybe", "bool"]),
+    ({"memlock_limit": "abc"}, ["memlock role", "memlock_limit", "abc", "unlimited or a positive integer"]),
+    ({"memlock_limit": 0}, ["memlock_limit", "got 0", "unlimited or a positive integer"]),
+    ({"memlock_limit": "64K"}, ["memlock_limit", "64K"]),
+    ({"memlock_limit": True}, ["memlock_limit", "True"]),
+    ({"memlock_limit": 9007199254740992}, ["memlock_limit", "9007199254740992", "up to 9007199254740991"]),
+    ({"memlock_service_units": ["docker"]}, ["memlock_service_units", '["docker"]', "service unit names"]),
+    ({"memlock_limits_domain": "bad domain"}, ["memlock_limits_domain", '"bad domain"', "everyone but root"]),
+    ({"memlock_docker_daemon_json": "sometimes"}, ["memlock_docker_daemon_json", "sometimes", "auto, always, never"]),
+    ({"memlock_login_sessions": "perhaps"}, ["memlock_login_sessions", "perhaps", "bool"]),
+    ({"numa_binding_nvidia_smi_timeout": 0}, ["numa_binding role", "numa_binding_nvidia_smi_timeout", "got 0", "from 1 to 600"]),
+    ({"numa_binding_nvidia_smi_timeout": "soon"}, ["numa_binding_nvidia_smi_timeout", "soon", "int"]),
+    ({"numa_binding_launcher_path": "bin/gpu-numa-exec"}, ["numa_binding_launcher_path", '"bin/gpu-numa-exec"', "absolute file path"]),
+    ({"numa_binding_launcher_path": "/usr/local/bin/"}, ["numa_binding_launcher_path", "absolute file path"]),
+    ({"numa_binding_require_gpu": "sure"}, ["numa_binding_require_gpu", "sure", "bool"]),
+]
+
+
+@pytest.mark.parametrize("given, fragments", BAD_INPUTS, ids=[sorted(case[0])[0] + "-%d" % i for i, case in enumerate(BAD_INPUTS)])
+def test_a_bad_input_names_variable_value_and_what_is_allowed(given, fragments):
+    errors = _errors(given)
+    assert any(all(fragment in error for fragment in fragments) for error in errors), errors
+
+
+def test_every_bad_input_is_reported_at_once():
+    errors = _errors({"thp_defrag": "eager", "memlock_limit": "abc", "sysctl_settings": {"vm.swappiness": 300, "vm.dirty_ratio": 1}})
+    joined = "\n".join(errors)
+    for fragment in ("thp_defrag", "memlock_limit", "vm.swappiness: an integer", "not both of a pair"):
+        assert fragment in joined, joined
+
+
+def test_a_bad_profile_is_reported_once_and_profile_values_are_not_guessed():
+    errors, profile, inputs = check_collection(ROLES, {"gpuops_profile": "turbo"})
+    assert profile is None
+    assert len(errors) == 1 and "gpuops_profile" in errors[0]
+    assert inputs["thp"].get("thp_enabled") is None
