@@ -40,10 +40,10 @@ attributes:
     description: Runs on the controller.
     support: full
 notes:
-  - Variables set inline on a later role's entry in a play (C(roles: [{role: x, vars: {...}}])) are not visible
+  - "Variables set inline on a later role's entry in a play (its C(vars) in the play's C(roles) list) are not visible
     while an earlier role runs, so they are checked when that role starts. Put such values in inventory, play
     vars or extra vars, or list C(gpuops.hardening.validate) first with the same vars, to have them checked before
-    the first change.
+    the first change."
 """
 
 EXAMPLES = r"""

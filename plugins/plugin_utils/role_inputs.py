@@ -49,13 +49,14 @@ def load_roles(roles_dir, read_yaml):
     roles = {}
     for name in sorted(os.listdir(roles_dir)):
         specs = read(name, "meta", "argument_specs.yml").get("argument_specs") or {}
-        if "main" in specs:
-            roles[name] = RoleFiles(
-                name,
-                options=specs["main"].get("options"),
-                defaults=read(name, "defaults", "main.yml"),
-                profiles=read(name, "vars", "main.yml").get("__%s_profiles" % name),
-            )
+        if "main" not in specs:
+            continue
+        options = specs["main"].get("options") or {}
+        defaults = read(name, "defaults", "main.yml")
+        # Only the collection role keeps defaults in its spec (gpuops_profile is no role variable).
+        defaults.update((option, spec["default"]) for option, spec in options.items() if "default" in spec)
+        roles[name] = RoleFiles(name, options=options, defaults=defaults,
+                                profiles=read(name, "vars", "main.yml").get("__%s_profiles" % name))
     return roles
 
 
