@@ -10,6 +10,7 @@ import pytest
 from ansible_collections.gpuops.hardening.plugins.module_utils import memlock
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import dropin_files, last_setting, parse_show
 
+
 # --- the limit ---------------------------------------------------------------
 
 @pytest.mark.parametrize("value, expected", [
