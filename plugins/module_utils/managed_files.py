@@ -15,16 +15,14 @@ import os
 import stat
 import tempfile
 
-from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.module_utils.common.text.converters import to_bytes
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
 
 
-def read_text(path):
-    """File content as text, or None when the file does not exist."""
-    try:
-        with open(path, "rb") as handle:
-            return to_text(handle.read(), errors="surrogate_or_strict")
-    except (IOError, OSError):
-        return None
+def managed_header(module_name):
+    """The first line of every file a module renders itself."""
+    return "# Managed by gpuops.hardening (module %s); edits here are overwritten." % module_name
 
 
 def file_diff(path, before, after):
@@ -79,20 +77,6 @@ def ensure_content(module, path, content, mode=0o644, backup=False):
             if os.path.exists(tmp_path):
                 os.unlink(tmp_path)
     os.chmod(path, mode)
-    return result, diff
-
-
-def ensure_absent(module, path, backup=False):
-    """Remove path if present. Returns (result, diff) like ensure_content."""
-    before = read_text(path)
-    result = {"path": path, "changed": before is not None or os.path.lexists(path), "backup_file": None}
-    if not result["changed"]:
-        return result, None
-    diff = {"before_header": path, "after_header": "%s (absent)" % path, "before": before or "", "after": ""}
-    if not module.check_mode:
-        if backup and before is not None:
-            result["backup_file"] = module.backup_local(path)
-        os.unlink(path)
     return result, diff
 
 

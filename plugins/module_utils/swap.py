@@ -43,6 +43,12 @@ ZRAM_GENERATORS = (
     "lib/systemd/system-generators/zram-generator",
 )
 
+# udev's encode_devnode_name() (and libblkid's blkid_encode_string(), which makes
+# ID_FS_LABEL_ENC for the by-label links) keeps these and valid multi-byte UTF-8.
+DEVNODE_SAFE = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#+-.:=@_")
+# systemd's unit_name_path_escape() keeps these; a leading "." is escaped too.
+UNIT_NAME_SAFE = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz:_.")
+
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 _ZRAM_SECTION = re.compile(r"^zram[0-9]+$")
 
@@ -138,21 +144,58 @@ def comment_out_swap(text):
     return "".join(out), commented
 
 
+def _unquote(value):
+    """systemd's unquote(): one pair of surrounding single or double quotes goes."""
+    if len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]:
+        return value[1:-1]
+    return value
+
+
+def _char_bytes(char):
+    """The bytes a character stands for; a surrogate escape stands for its one raw byte."""
+    if 0xDC80 <= ord(char) <= 0xDCFF:
+        return bytearray([ord(char) - 0xDC00])
+    return bytearray(char.encode("utf-8"))
+
+
+def encode_devnode_name(name):
+    r"""A name as udev writes it in a /dev/disk/by-* link (``my label`` -> ``my\x20label``).
+
+    systemd's encode_devnode_name() (src/shared/device-nodes.c), which fstab-generator
+    applies to every tag, and libblkid's blkid_encode_string(), which udev's blkid
+    builtin uses for ID_FS_LABEL_ENC, agree: a valid multi-byte UTF-8 character is
+    kept, and a backslash or any other byte outside DEVNODE_SAFE becomes ``\xNN``.
+    """
+    out = []
+    for char in name:
+        raw = _char_bytes(char)
+        if len(raw) > 1 or char in DEVNODE_SAFE:
+            out.append(char)
+        else:
+            out.extend("\\x%02x" % byte for byte in raw)
+    return "".join(out)
+
+
 def fstab_device(spec):
-    """The device path systemd derives from an fstab source (UUID=..., LABEL=..., or a path)."""
+    """The device path systemd's fstab-generator derives from an fstab source.
+
+    ``LABEL=``, ``UUID=``, ``PARTUUID=`` and ``PARTLABEL=`` name the udev link
+    /dev/disk/by-*/ENCODED, as tag_to_udev_node() builds it: octal escapes
+    undone (libmount), surrounding quotes dropped, the value encoded as udev does.
+    """
     tag, sep, value = spec.partition("=")
     if sep and tag in FSTAB_TAGS:
-        value = unescape_octal(value.strip('"'))
-        if tag in ("LABEL", "PARTLABEL"):
-            value = value.replace("\\", "\\x5c").replace("/", "\\x2f").replace(" ", "\\x20")
-        return FSTAB_TAGS[tag] + value
+        return FSTAB_TAGS[tag] + encode_devnode_name(_unquote(unescape_octal(value)))
     return unescape_octal(spec)
 
 
 def unit_name_from_path(path, suffix):
-    r"""systemd's unit name for a path (``systemd-escape --path --suffix=...``).
+    r"""systemd's unit name for a path, as ``systemd-escape --path --suffix=SUFFIX`` prints it.
 
-    ``/dev/disk/by-uuid/1-2`` -> ``dev-disk-by\x2duuid-1\x2d2.swap``.
+    systemd.unit(5), "String Escaping for Inclusion in Unit Names": empty and ``.``
+    components and the slashes around the path go, each ``/`` becomes ``-``, and every
+    byte outside UNIT_NAME_SAFE, and a leading ``.``, becomes ``\xNN``:
+    ``/dev/disk/by-uuid/1-2`` -> ``dev-disk-by\x2duuid-1\x2d2.swap``; ``/`` -> ``-.swap``.
     """
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if not parts:
@@ -161,10 +204,10 @@ def unit_name_from_path(path, suffix):
     for index, char in enumerate("/".join(parts)):
         if char == "/":
             escaped.append("-")
-        elif (char.isalnum() and ord(char) < 128 or char in ":_.") and not (index == 0 and char == "."):
+        elif char in UNIT_NAME_SAFE and not (index == 0 and char == "."):
             escaped.append(char)
         else:
-            escaped.extend("\\x%02x" % byte for byte in bytearray(char.encode("utf-8")))
+            escaped.extend("\\x%02x" % byte for byte in _char_bytes(char))
     return "".join(escaped) + "." + suffix
 
 

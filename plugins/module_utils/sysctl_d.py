@@ -26,6 +26,7 @@ import os
 from collections import namedtuple
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import config_files
 
 SYSCTL_DIRS = (
@@ -133,9 +134,6 @@ def merge_settings(base, overrides):
     return dict((key, value) for key, value in merged.items() if value is not None)
 
 
-HEADER = (
-    "# Managed by gpuops.hardening (module sysctl_settings); edits here are overwritten.",
-)
 PRECEDENCE_NOTE = (
     "# Files named after this one in /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d",
     "# or /usr/lib/sysctl.d, and /etc/sysctl.conf, override it; the module reports them.",
@@ -153,7 +151,7 @@ def render(settings, notes=None, description=None):
     with its note, when it has one, as a comment above it.
     """
     notes = dict((canonical_key(key), note) for key, note in (notes or {}).items() if note)
-    lines = list(HEADER) + (_comment(description) if description else []) + list(PRECEDENCE_NOTE)
+    lines = [managed_header("sysctl_settings")] + (_comment(description) if description else []) + list(PRECEDENCE_NOTE)
     for key in sorted(settings):
         lines.append("")
         if key in notes:

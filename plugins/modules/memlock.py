@@ -29,23 +29,41 @@ description:
     restarting services are left to the caller (the role's handlers), as RV(pending) says.
 author:
   - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
 options:
   limit:
     description: The wanted limit, V(unlimited) or a positive number of KiB.
     type: str
     required: true
+  login_sessions:
+    description: Write the limit for login sessions to O(limits_path). When false, login sessions are only reported.
+    type: bool
+    default: true
+  limits_domain:
+    description:
+      - The pam_limits domain the limit is for, as limits.conf(5) writes it - V(*) (everyone but root), a user
+        name, C(@group), or a uid or gid range such as V(1000:) or V(@1000:2000).
+      - User lines take precedence over C(@group) lines, which take precedence over V(*), in any file order;
+        a more specific line elsewhere that keeps its users below O(limit) is reported in RV(conflicts).
+    type: str
+    default: "*"
+  limits_root:
+    description: Also write root's own lines, since pam_limits never applies V(*) or C(@group) lines to root.
+    type: bool
+    default: true
   limits_path:
-    description: The pam_limits file to write. Login sessions are left alone when omitted.
+    description: The pam_limits file to write, in C(/etc/security/limits.d).
     type: path
-  limits_content:
-    description: Full content of O(limits_path), usually rendered from the role's template.
-    type: str
+    default: /etc/security/limits.d/90-gpuops-memlock.conf
+  services_default:
+    description: Write O(manager_dropin_path), which makes the limit the default (C(DefaultLimitMEMLOCK)) of every service.
+    type: bool
+    default: true
   manager_dropin_path:
-    description: The C(system.conf.d) drop-in to write. The services' default is left alone when omitted.
+    description: The C(system.conf.d) drop-in with the services' default.
     type: path
-  manager_dropin_content:
-    description: Full content of O(manager_dropin_path).
-    type: str
+    default: /etc/systemd/system.conf.d/90-gpuops-memlock.conf
   units:
     description: Services that get a C(LimitMEMLOCK) drop-in when their unit file exists.
     type: list
@@ -55,9 +73,6 @@ options:
     description: File name of each unit's drop-in, under C(/etc/systemd/system/UNIT.d/).
     type: str
     default: 90-gpuops-memlock.conf
-  unit_dropin_content:
-    description: Full content of each unit's drop-in. Required when O(units) is not empty.
-    type: str
   docker_daemon_json:
     description:
       - When to merge the memlock entry into Docker's C(default-ulimits).
@@ -82,17 +97,6 @@ options:
     type: list
     elements: str
     default: [login, sshd, su-l]
-  root:
-    description:
-      - The directory that stands for C(/) for every path read or written. systemd is only
-        asked when it runs under this root.
-      - Meant for tests and for preparing an image offline.
-    type: path
-    default: /
-  timeout:
-    description: Seconds allowed for each systemctl call.
-    type: int
-    default: 60
 attributes:
   check_mode:
     description: Reports what would change and what would then be pending, writing nothing.
@@ -104,6 +108,7 @@ notes:
   - Inside a container without C(CAP_SYS_RESOURCE), nothing can raise the limit above the hard limit the
     container started with. The files are still written, and a warning names the limit in force.
   - Drop-ins are not removed when a unit leaves O(units).
+  - Every path is taken below O(root); systemd is only asked when it runs under O(root).
 requirements:
   - systemd, for the service parts and the report of their effective limits.
 """
@@ -112,22 +117,17 @@ EXAMPLES = r"""
 - name: Unlimited locked memory everywhere
   gpuops.hardening.memlock:
     limit: unlimited
-    limits_path: /etc/security/limits.d/90-gpuops-memlock.conf
-    limits_content: |
-      *     soft  memlock  unlimited
-      *     hard  memlock  unlimited
-      root  soft  memlock  unlimited
-      root  hard  memlock  unlimited
-    manager_dropin_path: /etc/systemd/system.conf.d/90-gpuops-memlock.conf
-    manager_dropin_content: |
-      [Manager]
-      DefaultLimitMEMLOCK=infinity
     units: [docker.service, containerd.service, slurmd.service]
-    unit_dropin_content: |
-      [Service]
-      LimitMEMLOCK=infinity
   register: memlock_state
   notify: Re-execute systemd
+
+- name: 64 GiB for the gpu group's login sessions only
+  gpuops.hardening.memlock:
+    limit: "67108864"
+    limits_domain: "@gpu"
+    limits_root: false
+    services_default: false
+    docker_daemon_json: never
 
 - name: Only report the effective limits
   gpuops.hardening.memlock:
@@ -158,13 +158,19 @@ effective:
   description:
     - The limits in effect, each V(unlimited) or KiB.
     - C(login_sessions) is what pam_limits sets per domain after reading limits.conf and limits.d
-      (with the file each value comes from); C(services_default) and C(units) are systemd's as it
-      runs now (null without systemd), before any pending re-exec or reload.
+      (with the file each value comes from), for O(limits_domain) and root, and for every user or
+      C(@group) whose more specific lines give its members something else (those entries name
+      the domain they take precedence over in C(takes_precedence_over)).
+    - C(services_default) and C(units) are systemd's as it runs now (null without systemd), before
+      any pending re-exec or reload.
   returned: always
   type: dict
   sample:
-    login_sessions: {"*": {"soft": "unlimited", "hard": "unlimited", "soft_source": "/etc/security/limits.d/90-gpuops-memlock.conf",
-                           "hard_source": "/etc/security/limits.d/90-gpuops-memlock.conf"}}
+    login_sessions:
+      "*": {"soft": "unlimited", "hard": "unlimited", "soft_source": "/etc/security/limits.d/90-gpuops-memlock.conf",
+            "hard_source": "/etc/security/limits.d/90-gpuops-memlock.conf"}
+      "@gpu": {"soft": 65536, "hard": 65536, "soft_source": "/etc/security/limits.conf",
+               "hard_source": "/etc/security/limits.conf", "takes_precedence_over": "*"}
     services_default: {"soft": "unlimited", "hard": "unlimited"}
     units: {"docker.service": {"soft": "unlimited", "hard": "unlimited", "active": true}}
     docker_default_ulimit: {"Name": "memlock", "Hard": -1, "Soft": -1}
@@ -208,14 +214,15 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import memlock
+from ansible_collections.gpuops.hardening.plugins.module_utils import docker_daemon_json, memlock, pam_limits
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import container_type
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.pam_stack import pam_stack_has_limits
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
     UNIT_DIRS, Systemctl, dropin_files, is_booted, last_setting, unit_file_exists,
 )
 
-LIMITS_CONF = "/etc/security/limits.conf"
 SYSTEM_CONF = "/etc/systemd/system.conf"
 SYSTEM_CONF_DIRS = (
     "/etc/systemd/system.conf.d",
@@ -250,7 +257,7 @@ class MemlockRun(object):
         self.docker_json_path = None
 
     def path(self, absolute):
-        return os.path.join(self.root, absolute.lstrip("/"))
+        return under_root(self.root, absolute)
 
     def unit_path(self, path):
         """A path as systemd (which runs under root) names it."""
@@ -267,10 +274,11 @@ class MemlockRun(object):
 
     def plan(self):
         params = self.params
-        if params["limits_path"]:
-            self.planned[self.path(params["limits_path"])] = (params["limits_content"], 0o644, False)
-        if params["manager_dropin_path"]:
-            self.planned[self.path(params["manager_dropin_path"])] = (params["manager_dropin_content"], 0o644, False)
+        if params["login_sessions"]:
+            content = pam_limits.render_limits(params["limits_domain"], self.limit, params["limits_root"])
+            self.planned[self.path(params["limits_path"])] = (content, 0o644, False)
+        if params["services_default"]:
+            self.planned[self.path(params["manager_dropin_path"])] = (memlock.render_manager_dropin(self.limit), 0o644, False)
         unit_dirs = [self.path(directory) for directory in UNIT_DIRS]
         for unit in params["units"]:
             if not unit_file_exists(unit, unit_dirs):
@@ -278,7 +286,7 @@ class MemlockRun(object):
                 continue
             dropin = self.path(os.path.join(UNIT_DROPIN_ROOT, unit + ".d", params["unit_dropin_name"]))
             self.unit_dropins[unit] = dropin
-            self.planned[dropin] = (params["unit_dropin_content"], 0o644, False)
+            self.planned[dropin] = (memlock.render_unit_dropin(self.limit), 0o644, False)
         self.query_systemd()
         self.plan_docker(unit_dirs)
 
@@ -316,8 +324,8 @@ class MemlockRun(object):
             return
         before = read_text(path)
         try:
-            merged, dummy = memlock.merge_daemon_json(before, memlock.docker_ulimit(self.limit))
-        except memlock.DaemonJsonError as exc:
+            merged, dummy = docker_daemon_json.merge_daemon_json(before, docker_daemon_json.docker_ulimit(self.limit))
+        except docker_daemon_json.DaemonJsonError as exc:
             self.module.fail_json(msg="%s %s; it was left untouched and nothing else was changed. Fix it and run again." % (path, exc))
         current_mode = os.stat(path).st_mode & 0o7777 if before is not None else 0o644
         self.planned[path] = (merged, current_mode, True)
@@ -342,10 +350,9 @@ class MemlockRun(object):
 
     def manager_pending(self):
         """True when the manager must be re-executed to pick up the drop-in."""
-        dropin = self.params["manager_dropin_path"]
-        if not dropin:
+        if not self.params["services_default"]:
             return False
-        ours = self.path(dropin)
+        ours = self.path(self.params["manager_dropin_path"])
         files = [self.path(SYSTEM_CONF)] + dropin_files([self.path(directory) for directory in SYSTEM_CONF_DIRS])
         if ours not in files:
             files.append(ours)
@@ -421,20 +428,17 @@ class MemlockRun(object):
 
     def login_limits(self):
         params = self.params
-        domains = memlock.limits_domains(params["limits_content"]) if params["limits_content"] else ["*", "root"]
-        limits_dir = os.path.dirname(self.path(params["limits_path"])) if params["limits_path"] else self.path("/etc/security/limits.d")
-        paths = [self.path(LIMITS_CONF)] + dropin_files([limits_dir])
-        ours = self.path(params["limits_path"]) if params["limits_path"] else None
+        domains = [params["limits_domain"]]
+        if params["limits_root"] and params["limits_domain"] != "root":
+            domains.append("root")
+        ours = self.path(params["limits_path"]) if params["login_sessions"] else None
+        limits_dir = os.path.dirname(self.path(params["limits_path"]))
+        paths = [self.path(pam_limits.LIMITS_CONF)] + dropin_files([limits_dir])
         if ours and ours not in paths:
             paths.append(ours)
-        found = memlock.effective_login_limits([(path, self.content_of(path)) for path in paths], domains)
-        if ours:
-            for domain, values in found.items():
-                for kind in ("soft", "hard"):
-                    source = values[kind + "_source"]
-                    if source and source != ours:
-                        self.conflicts.append("%s %s memlock %s in %s wins over %s" % (domain, kind, values[kind], source, ours))
-        return found
+        report, conflicts = pam_limits.login_report([(path, self.content_of(path)) for path in paths], domains, ours, self.limit)
+        self.conflicts.extend(conflicts)
+        return report
 
     def systemd_limits(self):
         if not self.systemd:
@@ -457,8 +461,8 @@ class MemlockRun(object):
     def pam_report(self):
         def read_service(name):
             return read_text(self.path(os.path.join("/etc/pam.d", name)))
-        report = dict((service, memlock.pam_stack_has_limits(service, read_service)) for service in self.params["pam_services"])
-        if self.params["limits_path"]:
+        report = dict((service, pam_stack_has_limits(service, read_service)) for service in self.params["pam_services"])
+        if self.params["login_sessions"]:
             for service, has_limits in sorted(report.items()):
                 if has_limits is False:
                     self.module.warn("/etc/pam.d/%s does not run pam_limits.so in its session stack: sessions it opens ignore %s"
@@ -479,33 +483,31 @@ class MemlockRun(object):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            limit=dict(type="str", required=True),
-            limits_path=dict(type="path"),
-            limits_content=dict(type="str"),
-            manager_dropin_path=dict(type="path"),
-            manager_dropin_content=dict(type="str"),
-            units=dict(type="list", elements="str", default=[]),
-            unit_dropin_name=dict(type="str", default="90-gpuops-memlock.conf"),
-            unit_dropin_content=dict(type="str"),
-            docker_daemon_json=dict(type="str", choices=["auto", "always", "never"], default="auto"),
-            docker_daemon_json_path=dict(type="path", default="/etc/docker/daemon.json"),
-            restart_services=dict(type="bool", default=False),
-            pam_services=dict(type="list", elements="str", default=["login", "sshd", "su-l"]),
-            root=dict(type="path", default="/"),
-            timeout=dict(type="int", default=60),
-        ),
-        required_together=[("limits_path", "limits_content"), ("manager_dropin_path", "manager_dropin_content")],
-        supports_check_mode=True,
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        limit=dict(type="str", required=True),
+        login_sessions=dict(type="bool", default=True),
+        limits_domain=dict(type="str", default="*"),
+        limits_root=dict(type="bool", default=True),
+        limits_path=dict(type="path", default="/etc/security/limits.d/90-gpuops-memlock.conf"),
+        services_default=dict(type="bool", default=True),
+        manager_dropin_path=dict(type="path", default="/etc/systemd/system.conf.d/90-gpuops-memlock.conf"),
+        units=dict(type="list", elements="str", default=[]),
+        unit_dropin_name=dict(type="str", default="90-gpuops-memlock.conf"),
+        docker_daemon_json=dict(type="str", choices=["auto", "always", "never"], default="auto"),
+        docker_daemon_json_path=dict(type="path", default="/etc/docker/daemon.json"),
+        restart_services=dict(type="bool", default=False),
+        pam_services=dict(type="list", elements="str", default=["login", "sshd", "su-l"]),
     )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     try:
         limit = memlock.parse_limit(params["limit"])
     except ValueError as exc:
         module.fail_json(msg="limit: %s" % exc)
-    if params["units"] and params["unit_dropin_content"] is None:
-        module.fail_json(msg="unit_dropin_content is required when units is not empty")
+    if not pam_limits.valid_domain(params["limits_domain"]):
+        module.fail_json(msg="limits_domain: %r is not a pam_limits domain; allowed: * (everyone but root), a user name, "
+                             "@group, or a uid/gid range such as 1000: or @1000:2000" % params["limits_domain"])
     if "/" in params["unit_dropin_name"] or not params["unit_dropin_name"].endswith(".conf"):
         module.fail_json(msg="unit_dropin_name must be a file name ending in .conf, got %r" % params["unit_dropin_name"])
 
@@ -533,7 +535,7 @@ def main():
             login_sessions=run.login_limits(),
             services_default=services_default,
             units=units,
-            docker_default_ulimit=memlock.daemon_json_ulimit(planned_json) if planned_json else None,
+            docker_default_ulimit=docker_daemon_json.daemon_json_ulimit(planned_json) if planned_json else None,
         ),
         pam_limits=run.pam_report(),
         ceiling=run.ceiling(),

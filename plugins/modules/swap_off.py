@@ -26,6 +26,9 @@ description:
     persistent part is still converged.
 author:
   - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
+  - gpuops.hardening.host.live
 options:
   margin_mib:
     description: Memory, in MiB, that must stay available after all swapped-out pages are back in RAM.
@@ -35,10 +38,6 @@ options:
     description: Turn swap off even when the safety check fails. The kernel may then OOM-kill running work.
     type: bool
     default: false
-  apply_live:
-    description: Turn active swap off now. When false only the persistent configuration is converged.
-    type: bool
-    default: true
   mask_swap_target:
     description:
       - Mask C(swap.target), so that no swap unit is pulled in at boot, including ones that appear later
@@ -50,20 +49,6 @@ options:
     type: list
     elements: str
     default: [zramswap.service, zram-config.service]
-  fstab_path:
-    description: The fstab to edit.
-    type: path
-    default: /etc/fstab
-  proc_path:
-    description: Where to read C(swaps) and C(meminfo).
-    type: path
-    default: /proc
-  root:
-    description:
-      - The root directory under which systemd units and zram-generator configuration are read and written.
-      - Anything but C(/) skips the systemd reload; it is meant for tests and image builds.
-    type: path
-    default: /
   timeout:
     description: Seconds allowed for each swapoff and systemctl call. Paging a large swap area back in takes a while.
     type: int
@@ -76,6 +61,10 @@ attributes:
     description: Shows fstab, each mask, the zram drop-in and the active swap areas before and after.
     support: full
 notes:
+  - With O(apply_live=false) active swap is left on; only the persistent configuration is converged.
+  - When O(root) is not C(/), systemd is not reloaded (an image prepared offline, or a test tree).
+  - The unit of an fstab C(LABEL=), C(UUID=), C(PARTUUID=) or C(PARTLABEL=) entry is named after its
+    C(/dev/disk/by-*) link, as systemd's fstab-generator names it.
   - Nothing is ever unmasked or uncommented; to bring swap back, restore the fstab backup and unmask the units.
 requirements:
   - swapoff (util-linux) when swap is active; systemd.
@@ -158,7 +147,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.hardening.plugins.module_utils import swap
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import container_type
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, is_booted, unit_file_exists
 
 MASK_DIR = "etc/systemd/system"
@@ -174,10 +164,6 @@ SWAP_UNIT_DIRS = (
     "lib/systemd/system",
 )
 ZRAM_DROPIN = "etc/systemd/zram-generator.conf.d/99-gpuops-hardening-no-swap.conf"
-
-
-def under_root(root, relative):
-    return os.path.join(root, relative)
 
 
 def live_blocker(params):
@@ -212,7 +198,7 @@ def check_safety(module, targets, meminfo, result):
 
 def converge_fstab(module, result, diffs):
     # Edit the file itself where fstab is a link, so the link stays.
-    path = os.path.realpath(module.params["fstab_path"])
+    path = os.path.realpath(under_root(module.params["root"], "/etc/fstab"))
     text = read_text(path)
     if text is None:
         result["fstab"] = None
@@ -302,26 +288,21 @@ def render_swaps(swaps):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            margin_mib=dict(type="int", default=1024),
-            force=dict(type="bool", default=False),
-            apply_live=dict(type="bool", default=True),
-            mask_swap_target=dict(type="bool", default=True),
-            zram_services=dict(type="list", elements="str", default=["zramswap.service", "zram-config.service"]),
-            fstab_path=dict(type="path", default="/etc/fstab"),
-            proc_path=dict(type="path", default="/proc"),
-            root=dict(type="path", default="/"),
-            timeout=dict(type="int", default=600),
-        ),
-        supports_check_mode=True,
+    argument_spec = host_argument_spec(live=True)
+    argument_spec.update(
+        margin_mib=dict(type="int", default=1024),
+        force=dict(type="bool", default=False),
+        mask_swap_target=dict(type="bool", default=True),
+        zram_services=dict(type="list", elements="str", default=["zramswap.service", "zram-config.service"]),
+        timeout=dict(type="int", default=600),
     )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     if params["margin_mib"] < 0:
         module.fail_json(msg="margin_mib must be 0 or more, got %s" % params["margin_mib"])
     root = params["root"]
-    swaps = swap.parse_proc_swaps(read_text(os.path.join(params["proc_path"], "swaps")))
-    meminfo = swap.parse_meminfo(read_text(os.path.join(params["proc_path"], "meminfo")))
+    swaps = swap.parse_proc_swaps(read_text(under_root(root, "/proc/swaps")))
+    meminfo = swap.parse_meminfo(read_text(under_root(root, "/proc/meminfo")))
     blocker = live_blocker(params)
     targets = swaps if blocker is None else []
     result = dict(

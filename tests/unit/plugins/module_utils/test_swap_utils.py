@@ -118,6 +118,37 @@ def test_fstab_device(spec, device):
     assert swap.fstab_device(spec) == device
 
 
+# Expected links checked against ID_FS_LABEL_ENC from `blkid -o udev -p` (util-linux 2.38) on
+# swap areas made with `mkswap -L LABEL`: udev names /dev/disk/by-label/ after it.
+@pytest.mark.parametrize("name, encoded", [
+    ("GPU swap (nvme,", "GPU\\x20swap\\x20\\x28nvme\\x2c"),
+    (".swap", ".swap"),
+    (u"swap_\u00e9", u"swap_\u00e9"),
+    ("x;y", "x\\x3by"),
+    ("a#b+c=d@e:f", "a#b+c=d@e:f"),
+    ("back\\slash", "back\\x5cslash"),
+    ("a/b", "a\\x2fb"),
+    ("tab\there", "tab\\x09here"),
+    (u"raw\udcffbyte", "raw\\xffbyte"),
+])
+def test_encode_devnode_name(name, encoded):
+    assert swap.encode_devnode_name(name) == encoded
+
+
+# Expected names checked against `systemd-escape --path --suffix=swap` (systemd 252) of the
+# udev link: the link's own backslashes are escaped again.
+@pytest.mark.parametrize("spec, unit", [
+    ("LABEL=GPU\\040swap\\040(nvme,", "dev-disk-by\\x2dlabel-GPU\\x5cx20swap\\x5cx20\\x5cx28nvme\\x5cx2c.swap"),
+    ('LABEL=".swap"', "dev-disk-by\\x2dlabel-.swap.swap"),
+    ("LABEL='x;y'", "dev-disk-by\\x2dlabel-x\\x5cx3by.swap"),
+    ("LABEL=back\\134slash", "dev-disk-by\\x2dlabel-back\\x5cx5cslash.swap"),
+    ("PARTLABEL=swap\\040(a)", "dev-disk-by\\x2dpartlabel-swap\\x5cx20\\x5cx28a\\x5cx29.swap"),
+    ('UUID="5e6f-7a8b"', "dev-disk-by\\x2duuid-5e6f\\x2d7a8b.swap"),
+])
+def test_swap_unit_of_tagged_fstab_entries(spec, unit):
+    assert swap.unit_name_from_path(swap.fstab_device(spec), "swap") == unit
+
+
 # Expected names checked against `systemd-escape --path --suffix=swap` (systemd 252).
 @pytest.mark.parametrize("path, unit", [
     ("/dev/sda2", "dev-sda2.swap"),

@@ -18,9 +18,29 @@ from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runn
 LIMITS_PATH = "/etc/security/limits.d/90-gpuops-memlock.conf"
 MANAGER_PATH = "/etc/systemd/system.conf.d/90-gpuops-memlock.conf"
 DOCKER_DROPIN = "/etc/systemd/system/docker.service.d/90-gpuops-memlock.conf"
-LIMITS_CONTENT = "*  soft  memlock  unlimited\n*  hard  memlock  unlimited\nroot  soft  memlock  unlimited\nroot  hard  memlock  unlimited\n"
-MANAGER_CONTENT = "[Manager]\nDefaultLimitMEMLOCK=infinity\n"
-DROPIN_CONTENT = "[Service]\nLimitMEMLOCK=infinity\n"
+HEADER = "# Managed by gpuops.hardening (module memlock); edits here are overwritten.\n"
+LIMITS_CONTENT = (
+    HEADER
+    + "# Locked-memory limit (KiB) for login sessions: GPU jobs pin host memory for\n"
+    "# CUDA transfers, NCCL and RDMA buffers.\n"
+    "# pam_limits never applies \"*\" or @group lines to root, hence root's own lines.\n"
+    "*            soft  memlock  unlimited\n"
+    "*            hard  memlock  unlimited\n"
+    "root         soft  memlock  unlimited\n"
+    "root         hard  memlock  unlimited\n"
+)
+MANAGER_CONTENT = (
+    HEADER
+    + "# Default locked-memory limit for every service systemd starts; read at\n"
+    "# daemon-reexec, applied to each service when it (re)starts.\n"
+    "[Manager]\nDefaultLimitMEMLOCK=infinity\n"
+)
+DROPIN_CONTENT = (
+    HEADER
+    + "# Locked-memory limit for this service and what it starts (containers, jobs);\n"
+    "# applied when the service restarts.\n"
+    "[Service]\nLimitMEMLOCK=infinity\n"
+)
 DAEMON_JSON = (
     '{\n  "log-driver": "json-file",\n  "default-ulimits": {\n    "nofile": {"Name": "nofile", "Hard": 65536, "Soft": 65536}\n  },\n'
     '  "data-root": "/srv/docker"\n}\n'
@@ -58,9 +78,7 @@ def root(tmp_path):
 def _args(root, **extra):
     args = dict(
         limit="unlimited",
-        limits_path=LIMITS_PATH, limits_content=LIMITS_CONTENT,
-        manager_dropin_path=MANAGER_PATH, manager_dropin_content=MANAGER_CONTENT,
-        units=["docker.service", "containerd.service", "slurmd.service"], unit_dropin_content=DROPIN_CONTENT,
+        units=["docker.service", "containerd.service", "slurmd.service"],
         root=str(root),
     )
     args.update(extra)
@@ -134,6 +152,9 @@ def test_check_mode_reports_and_writes_nothing(root):
 def test_kib_limit_in_every_dialect(root):
     result = run_module(memlock_module.main, _args(root, limit="65536"))
     assert result["limit"] == 65536
+    assert "*            hard  memlock  65536\n" in _file(root, LIMITS_PATH).read_text()
+    assert _file(root, MANAGER_PATH).read_text().endswith("\nDefaultLimitMEMLOCK=65536K\n")
+    assert _file(root, DOCKER_DROPIN).read_text().endswith("\nLimitMEMLOCK=65536K\n")
     merged = json.loads(_file(root, "/etc/docker/daemon.json").read_text())
     assert merged["default-ulimits"]["memlock"] == {"Name": "memlock", "Hard": 67108864, "Soft": 67108864}
 
@@ -208,7 +229,8 @@ def test_daemon_json_never_leaves_it(root):
 
 
 def test_only_what_is_asked_is_managed(root):
-    result = run_module(memlock_module.main, dict(limit="unlimited", root=str(root), docker_daemon_json="never"))
+    result = run_module(memlock_module.main, dict(limit="unlimited", root=str(root), docker_daemon_json="never",
+                                                  login_sessions=False, services_default=False))
     assert not result["changed"]
     assert result["files"] == []
     # Nothing managed, but the report still reads what pam_limits would set.
@@ -224,6 +246,54 @@ def test_later_limits_file_is_reported_as_override(root):
     assert result["effective"]["login_sessions"]["*"]["hard"] == 64
     assert any("99-site.conf wins" in conflict for conflict in result["conflicts"])
     assert any("memlock override" in warning for warning in result["warnings"])
+
+
+def test_group_line_in_limits_conf_beats_our_default_and_is_a_conflict(root):
+    """limits.conf(5): an @group line takes precedence over *, in any file order."""
+    _file(root, "/etc/security/limits.conf").write_text("@gpu hard memlock 65536\n")
+    result = run_module(memlock_module.main, _args(root))
+    login = result["effective"]["login_sessions"]
+    assert login["*"]["hard"] == "unlimited"
+    # pam_limits lowers the soft limit that "*" gives to the group's hard one.
+    assert login["@gpu"] == {"soft": 65536, "hard": 65536, "soft_source": str(_file(root, "/etc/security/limits.conf")),
+                             "hard_source": str(_file(root, "/etc/security/limits.conf")), "takes_precedence_over": "*"}
+    assert len(result["conflicts"]) == 1
+    assert "@gpu hard memlock 65536" in result["conflicts"][0] and "takes precedence over *" in result["conflicts"][0]
+    assert any("memlock override: @gpu" in warning for warning in result["warnings"])
+
+
+def test_user_line_beats_our_group_domain(root):
+    _file(root, "/etc/security/limits.conf").write_text("alice soft memlock 1024\n@gpu soft memlock 64\n")
+    result = run_module(memlock_module.main, _args(root, limit="1048576", limits_domain="@gpu", limits_root=False))
+    assert not result["failed"], result
+    text = _file(root, LIMITS_PATH).read_text()
+    assert "@gpu         soft  memlock  1048576\n" in text and "\nroot " not in text
+    login = result["effective"]["login_sessions"]
+    assert sorted(login) == ["@gpu", "alice"]
+    # Our later file wins over the earlier @gpu line; alice's own line wins over both.
+    assert login["@gpu"]["soft"] == 1048576 and login["alice"]["soft"] == 1024
+    assert [c.split(" memlock")[0] for c in result["conflicts"]] == ["alice soft"]
+
+
+def test_more_specific_line_above_our_limit_is_reported_not_a_conflict(root):
+    _file(root, "/etc/security/limits.conf").write_text("bob - memlock unlimited\n")
+    result = run_module(memlock_module.main, _args(root, limit="65536"))
+    assert result["effective"]["login_sessions"]["bob"]["hard"] == "unlimited"
+    assert result["conflicts"] == []
+
+
+def test_more_specific_line_with_our_values_is_not_reported(root):
+    _file(root, "/etc/security/limits.conf").write_text("@gpu - memlock unlimited\n")
+    result = run_module(memlock_module.main, _args(root))
+    assert sorted(result["effective"]["login_sessions"]) == ["*", "root"]
+
+
+@pytest.mark.parametrize("domain", ["", "a b", "*\nroot", "@", "%gpu"])
+def test_bad_limits_domain_fails_before_any_change(root, domain):
+    before = _snapshot(root)
+    result = run_module(memlock_module.main, _args(root, limits_domain=domain))
+    assert result["failed"] and "limits_domain" in result["msg"]
+    assert _snapshot(root) == before
 
 
 def test_container_ceiling_is_reported(root):

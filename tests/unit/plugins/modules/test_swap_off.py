@@ -65,7 +65,7 @@ class FakeRun:
 
 
 def _run(node, container=None, fake_run=None, check_mode=False, **extra):
-    args = dict(fstab_path=str(node / "etc/fstab"), proc_path=str(node / "proc"), root=str(node))
+    args = dict(root=str(node))
     args.update(extra)
     fake_run = fake_run or FakeRun(node)
     with mock.patch.object(swap_off, "container_type", return_value=container), \
@@ -236,3 +236,11 @@ def test_fstab_link_is_kept(node):
     assert os.path.islink(str(node / "etc/fstab"))
     assert "#/swapfile none swap sw 0 0" in real.read_text()
     assert result["fstab"]["path"] == str(real)
+
+
+def test_labelled_fstab_entry_masks_the_unit_systemd_generates(node):
+    (node / "etc/fstab").write_text("LABEL=GPU\\040swap\\040(nvme,1) none swap sw 0 0\n")
+    result, dummy = _run(node)
+    assert not result["failed"], result
+    unit = "dev-disk-by\\x2dlabel-GPU\\x5cx20swap\\x5cx20\\x5cx28nvme\\x5cx2c1\\x5cx29.swap"
+    assert unit in result["masked_units"] and _mask(node, unit)
