@@ -10,12 +10,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.memlock import parse_limit
+from ansible_collections.gpuops.hardening.plugins.module_utils.pam_limits import valid_domain
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad
 
 REMOVED = {}
 
-# limits.conf(5): *, a user name, @group, or a uid/gid range (1000:, :1000, 1000:2000, @1000:2000).
-_DOMAIN = re.compile(r"^(\*|@?[A-Za-z0-9_][A-Za-z0-9_.-]*\$?|@?([0-9]+:[0-9]*|:[0-9]+))$")
 _SERVICE_UNIT = re.compile(r"^[A-Za-z0-9:_.@\\-]+\.service$")
 
 
@@ -27,7 +26,7 @@ def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument
         except ValueError as exc:
             found.append("memlock_limit: %s" % exc)
     domain = inputs.get("memlock_limits_domain")
-    if isinstance(domain, str) and not _DOMAIN.match(domain):
+    if isinstance(domain, str) and not valid_domain(domain):
         found.append(bad("memlock_limits_domain", domain,
                          "* (everyone but root), a user name, @group, or a uid/gid range such as 1000: or @1000:2000"))
     units = inputs.get("memlock_service_units")

@@ -11,7 +11,7 @@ import re
 
 from ansible.module_utils.six import integer_types, string_types
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.sysctl_d import merge_settings, valid_key
+from ansible_collections.gpuops.hardening.plugins.module_utils.sysctl_d import PAIRED_KEYS, merge_settings, valid_key
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad
 
 REMOVED = {
@@ -32,8 +32,6 @@ RANGES = {
     "vm.overcommit_memory": (0, 2),
     "kernel.nmi_watchdog": (0, 1),
 }
-# The kernel keeps one limit of each pair: writing one zeroes the other.
-DIRTY_PAIRS = (("vm.dirty_bytes", "vm.dirty_ratio"), ("vm.dirty_background_bytes", "vm.dirty_background_ratio"))
 _INTEGER = re.compile(r"^-?[0-9]+$")
 
 
@@ -62,8 +60,9 @@ def _out_of_range(settings):
 
 
 def _dirty_errors(settings):
-    managed = dict((key, settings[key]) for pair in DIRTY_PAIRS for key in pair if key in settings)
-    both = [pair for pair in DIRTY_PAIRS if all(key in settings for key in pair)]
+    # Managing both keys of a pair would flip them on every run: each write zeroes the other.
+    managed = dict((key, settings[key]) for key in PAIRED_KEYS if key in settings)
+    both = [key for key, partner in PAIRED_KEYS.items() if key in settings and partner in settings]
     background, limit = settings.get("vm.dirty_background_bytes"), settings.get("vm.dirty_bytes")
     inverted = background is not None and limit is not None and int(background) >= int(limit)
     if not both and not inverted:
