@@ -13,7 +13,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import run
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 
 UNIT_DIRS = (
     "/etc/systemd/system",
@@ -128,7 +128,11 @@ class Systemctl(object):
     def _call(self, *args):
         if not self.binary:
             self.module.fail_json(msg="systemctl not found; this module needs systemd")
-        return run(self.module, [self.binary] + list(args), timeout=self.timeout)
+        try:
+            return run(self.module, [self.binary] + list(args), timeout=self.timeout)
+        except CommandTimeout as error:
+            # A wedged systemd (or D-Bus) must end the task with a message, not a traceback.
+            self.module.fail_json(msg="%s; systemd or D-Bus is not answering" % error, cmd=[self.binary] + list(args))
 
     def is_enabled(self, unit):
         rc, out, dummy = self._call("is-enabled", unit)
@@ -142,6 +146,16 @@ class Systemctl(object):
             rc, out, err = self._call("enable", unit)
             if rc != 0:
                 self.module.fail_json(msg="systemctl enable %s failed: %s" % (unit, (err or out).strip()))
+        return True
+
+    def disable(self, unit):
+        """Disable unit; returns True when that changed anything."""
+        if not self.is_enabled(unit):
+            return False
+        if not self.module.check_mode:
+            rc, out, err = self._call("disable", unit)
+            if rc != 0:
+                self.module.fail_json(msg="systemctl disable %s failed: %s" % (unit, (err or out).strip()))
         return True
 
     def show(self, units, properties):

@@ -13,8 +13,19 @@ __metaclass__ = type
 
 import re
 
-ENABLED_CHOICES = ("always", "madvise", "never")
-DEFRAG_CHOICES = ("always", "defer", "defer+madvise", "madvise", "never")
+# The values the module documents and accepts. The running kernel has the last
+# word: its sysfs file lists what it takes, and a value it does not list fails.
+CHOICES = {
+    "enabled": ("always", "madvise", "never"),
+    "defrag": ("always", "defer", "defer+madvise", "madvise", "never"),
+}
+
+SYSFS_DIR = "/sys/kernel/mm/transparent_hugepage"
+UNIT_PATH = "/etc/systemd/system/gpuops-thp.service"
+# The first line of every unit this module writes; a file without it is not ours.
+# Units written by earlier releases (from the role's template) carry the second.
+UNIT_MARKER = "# Managed by gpuops.hardening (thp module); local edits are overwritten."
+_OLD_UNIT_MARKER = "of the gpuops.hardening thp role"
 
 # Relative to the THP sysfs directory; ordered as they are applied.
 SETTING_FILES = (
@@ -70,19 +81,65 @@ def cmdline_value(cmdline):
     return found[-1] if found else None
 
 
-def cmdline_conflict(cmdline, wanted_enabled):
-    """A message when the boot command line contradicts wanted_enabled, else None."""
+def cmdline_conflict(cmdline, wanted_enabled, unit_managed, live_skipped_reason=None):
+    """A message when the boot command line contradicts wanted_enabled, else None.
+
+    It says what actually happens to the value: whether this run sets it on the
+    running kernel and whether a boot unit sets it again after every boot.
+    """
     value = cmdline_value(cmdline)
     if value is None or wanted_enabled is None or value == wanted_enabled:
         return None
+    if live_skipped_reason:
+        live = "The running kernel keeps its value (live apply skipped: %s)" % live_skipped_reason
+    else:
+        live = "The module sets enabled=%s on the running kernel" % wanted_enabled
+    if unit_managed:
+        boot = ("; the gpuops-thp.service unit sets it again after every boot, but anything that runs "
+                "before that unit, and anyone reading the boot loader configuration, sees '%s'" % value)
+    else:
+        boot = "; no boot unit is managed (persist is false), so every boot starts with '%s' again" % value
     return (
-        "the kernel command line sets transparent_hugepage=%s but the THP profile wants "
-        "enabled=%s. The gpuops THP unit overrides it after boot, but anything that runs "
-        "before that unit, and anyone reading the boot loader configuration, sees '%s'. "
+        "the kernel command line sets transparent_hugepage=%s but the THP profile wants enabled=%s. %s%s. "
         "Remove transparent_hugepage=%s from the boot loader's kernel command line "
         "(GRUB_CMDLINE_LINUX) or set the profile to match."
-        % (value, wanted_enabled, value, value)
+        % (value, wanted_enabled, live, boot, value)
     )
+
+
+def is_managed_unit(text):
+    """True when a unit file's content was written by this collection."""
+    return bool(text) and (text.startswith(UNIT_MARKER) or _OLD_UNIT_MARKER in text)
+
+
+def render_unit(values, profile=None, sysfs_dir=SYSFS_DIR):
+    """The oneshot unit that writes values (setting name -> value) at boot.
+
+    It runs before the container runtimes and schedulers start GPU work, and
+    its condition makes it a no-op where sysfs is read-only (containers).
+    """
+    described = " (%s profile)" % profile if profile else ""
+    lines = [
+        UNIT_MARKER,
+        "# Re-applies the transparent hugepage settings at boot, before GPU workloads start.",
+        "[Unit]",
+        "Description=Transparent hugepages for GPU workloads%s" % described,
+        "DefaultDependencies=no",
+        "After=local-fs.target sysinit.target",
+        "Before=basic.target docker.service containerd.service kubelet.service slurmd.service "
+        "nvidia-persistenced.service",
+        "# Read-only inside containers: skip rather than fail.",
+        "ConditionPathIsReadWrite=%s/enabled" % sysfs_dir,
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+    ]
+    for name, relative in SETTING_FILES:
+        if name in values:
+            lines.append("ExecStart=/bin/sh -c 'echo %s > %s/%s'" % (format_value(name, values[name]), sysfs_dir, relative))
+    lines += ["", "[Install]", "WantedBy=basic.target", ""]
+    return "\n".join(lines)
 
 
 def render_state(state):

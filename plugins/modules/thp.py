@@ -15,29 +15,33 @@ version_added: "0.1.0"
 description:
   - Sets the kernel's transparent hugepage (THP) C(enabled), C(defrag) and khugepaged C(defrag) values
     through sysfs, only where they differ from what is wanted.
-  - Optionally writes a systemd oneshot unit that re-applies the values at boot, enables it,
-    and reloads systemd when the unit changed, all in the same call.
+  - Writes a systemd oneshot unit that re-applies the values at boot, enables it, and reloads systemd when the
+    unit changed, all in the same call; or, with O(persist=false), removes the unit it wrote before.
   - Reports a C(transparent_hugepage=) on the kernel command line that contradicts the wanted C(enabled).
   - Where sysfs is read-only (inside containers), the live apply is skipped with a warning
     and the persistent unit is still converged.
 author:
   - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
+  - gpuops.hardening.host.live
 options:
   enabled:
-    description: Wanted C(enabled) value. Left as it is when omitted.
+    description:
+      - Wanted C(enabled) value. Left as it is when omitted.
+      - A value the running kernel does not list in its C(enabled) file fails the module, naming what the kernel offers.
     type: str
     choices: [always, madvise, never]
   defrag:
-    description: Wanted C(defrag) value. Left as it is when omitted.
+    description:
+      - Wanted C(defrag) value. Left as it is when omitted.
+      - A value the running kernel does not list (older kernels lack C(defer+madvise)) fails the module, naming what
+        the kernel offers.
     type: str
     choices: [always, defer, defer+madvise, madvise, never]
   khugepaged_defrag:
     description: Whether khugepaged may compact memory to build huge pages. Left as it is when omitted.
     type: bool
-  apply_live:
-    description: Write the values to sysfs now. When false only the unit is converged.
-    type: bool
-    default: true
   cmdline_conflict_action:
     description:
       - What to do when the kernel command line contradicts O(enabled).
@@ -45,24 +49,22 @@ options:
     type: str
     choices: [warn, fail, ignore]
     default: warn
-  unit_path:
-    description: Path of the systemd unit that re-applies the values at boot. No unit is managed when omitted.
-    type: path
-  unit_content:
-    description: Full content of that unit, usually rendered from the role's template.
+  persist:
+    description:
+      - V(true) writes, at O(unit_path), a systemd oneshot unit that re-applies the wanted values at every boot,
+        enables it, and reloads systemd when it changed.
+      - V(false) disables and removes a unit at O(unit_path) that this module wrote (recognised by its first line),
+        so old values are not re-applied at boot. A file there that this module did not write is left alone, with a
+        warning.
+    type: bool
+    default: true
+  profile:
+    description: Name of the workload profile the values come from; the unit's C(Description) names it.
     type: str
-  sysfs_path:
-    description: The THP sysfs directory.
+  unit_path:
+    description: Path of the boot unit on the host (taken below O(root)).
     type: path
-    default: /sys/kernel/mm/transparent_hugepage
-  cmdline_path:
-    description: Where to read the running kernel's command line.
-    type: path
-    default: /proc/cmdline
-  timeout:
-    description: Seconds allowed for each systemctl call.
-    type: int
-    default: 60
+    default: /etc/systemd/system/gpuops-thp.service
 attributes:
   check_mode:
     description: Reports what would change without writing sysfs, the unit, or calling systemctl.
@@ -72,24 +74,27 @@ attributes:
     support: full
 notes:
   - The live values belong to the running kernel; inside a container they are the host's and are never written.
+  - The unit orders itself before C(basic.target), docker, containerd, kubelet, slurmd and nvidia-persistenced, and
+    its C(ConditionPathIsReadWrite=) makes it a no-op where sysfs is read-only (containers).
 requirements:
-  - systemd, when O(unit_path) is set.
+  - systemd, for the boot unit.
 """
 
 EXAMPLES = r"""
-- name: THP for a training node
+- name: THP for a training node, re-applied at every boot
   gpuops.hardening.thp:
     enabled: always
     defrag: defer+madvise
     khugepaged_defrag: true
+    profile: training
 
-- name: THP for an inference node, persisted by a boot unit
+- name: THP for an inference node, live only, removing an earlier boot unit
   gpuops.hardening.thp:
     enabled: madvise
     defrag: defer
     khugepaged_defrag: false
-    unit_path: /etc/systemd/system/gpuops-thp.service
-    unit_content: "{{ lookup('ansible.builtin.template', 'gpuops-thp.service.j2') }}"
+    profile: inference
+    persist: false
     cmdline_conflict_action: fail
 """
 
@@ -122,14 +127,19 @@ cmdline_conflict:
   returned: always
   type: bool
 cmdline_message:
-  description: Explanation of the conflict, or null.
+  description:
+    - Explanation of the conflict, or null. It says whether this run sets the value on the running kernel and whether
+      a boot unit sets it again after every boot.
   returned: always
   type: str
 unit:
-  description: What happened to the boot unit.
-  returned: when O(unit_path) is set
+  description:
+    - What happened to the boot unit. C(present) and C(enabled) describe it after the call; C(managed) is false for a
+      file at O(unit_path) that this module did not write (left alone).
+  returned: always
   type: dict
-  sample: {"path": "/etc/systemd/system/gpuops-thp.service", "changed": false, "enabled": true}
+  sample: {"path": "/etc/systemd/system/gpuops-thp.service", "changed": false, "present": true, "enabled": true,
+           "managed": true}
 """
 
 import os
@@ -139,21 +149,24 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_absent, ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+
+CHOICE_SETTINGS = [(name, relative) for name, relative in thp.SETTING_FILES if name in thp.CHOICES]
 
 
 def read_live(sysfs_path):
     """Current values of the THP settings this module manages."""
     state = {}
     for name, relative in thp.SETTING_FILES:
-        text = read_text(os.path.join(sysfs_path, relative))
+        text = read_text(os.path.join(sysfs_path, relative), strip=True)
         if text is None:
             continue
-        if name == "khugepaged_defrag":
-            state[name] = thp.parse_khugepaged_defrag(text)
-        else:
+        if name in thp.CHOICES:
             state[name] = thp.parse_choice(text)[0]
+        else:
+            state[name] = thp.parse_khugepaged_defrag(text)
     return state
 
 
@@ -162,16 +175,16 @@ def wanted_values(params):
 
 
 def check_supported(module, sysfs_path, wanted):
-    """Fail when the kernel does not offer a wanted value (older kernels lack defer+madvise)."""
-    for name, relative in thp.SETTING_FILES:
-        if name == "khugepaged_defrag" or name not in wanted:
+    """Fail when the running kernel does not list a wanted value in its sysfs file."""
+    for name, relative in CHOICE_SETTINGS:
+        if name not in wanted:
             continue
-        text = read_text(os.path.join(sysfs_path, relative))
+        text = read_text(os.path.join(sysfs_path, relative), strip=True)
         if text is None:
             continue
-        choices = thp.parse_choice(text)[1]
-        if choices and wanted[name] not in choices:
-            module.fail_json(msg="this kernel does not support %s=%s; it offers: %s" % (name, wanted[name], ", ".join(choices)))
+        offered = thp.parse_choice(text)[1]
+        if offered and wanted[name] not in offered:
+            module.fail_json(msg="this kernel does not support %s=%s; it offers: %s" % (name, wanted[name], ", ".join(offered)))
 
 
 def apply_live(module, sysfs_path, before, wanted):
@@ -190,44 +203,62 @@ def apply_live(module, sysfs_path, before, wanted):
     return after
 
 
-def converge_unit(module, result, diffs):
-    params = module.params
-    file_result, diff = ensure_content(module, params["unit_path"], params["unit_content"])
+def install_unit(module, path, wanted, diffs):
+    """Write and enable the boot unit; returns the unit's result entry."""
+    if not wanted:
+        module.fail_json(msg="persist is true but none of enabled, defrag, khugepaged_defrag is set: "
+                             "the boot unit would have nothing to apply")
+    content = thp.render_unit(wanted, profile=module.params["profile"])
+    file_result, diff = ensure_content(module, path, content)
     if diff:
         diffs.append(diff)
-    systemctl = Systemctl(module, timeout=params["timeout"])
-    unit_name = os.path.basename(params["unit_path"])
+    systemctl = Systemctl(module, timeout=module.params["timeout"])
     if file_result["changed"]:
         systemctl.daemon_reload()
-    enabled_changed = systemctl.enable(unit_name)
-    result["unit"] = {"path": params["unit_path"], "changed": file_result["changed"] or enabled_changed, "enabled": True}
-    if file_result["changed"] or enabled_changed:
-        result["changed"] = True
+    enabled_changed = systemctl.enable(os.path.basename(path))
+    return {"path": path, "changed": file_result["changed"] or enabled_changed, "present": True,
+            "enabled": True, "managed": True}
+
+
+def remove_unit(module, path, diffs):
+    """Disable and remove the boot unit this module wrote; leave anyone else's alone."""
+    result = {"path": path, "changed": False, "present": False, "enabled": False, "managed": True}
+    if not os.path.lexists(path):
+        return result
+    if not thp.is_managed_unit(read_text(path)):
+        module.warn("%s was not written by gpuops.hardening.thp; left in place although persist is false" % path)
+        result.update(present=True, enabled=None, managed=False)
+        return result
+    systemctl = Systemctl(module, timeout=module.params["timeout"])
+    # Disable first: systemctl reads the unit's [Install] section to undo it.
+    systemctl.disable(os.path.basename(path))
+    dummy, diff = ensure_absent(module, path)
+    diffs.append(diff)
+    systemctl.daemon_reload()
+    result["changed"] = True
+    return result
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            enabled=dict(type="str", choices=list(thp.ENABLED_CHOICES)),
-            defrag=dict(type="str", choices=list(thp.DEFRAG_CHOICES)),
-            khugepaged_defrag=dict(type="bool"),
-            apply_live=dict(type="bool", default=True),
-            cmdline_conflict_action=dict(type="str", choices=["warn", "fail", "ignore"], default="warn"),
-            unit_path=dict(type="path"),
-            unit_content=dict(type="str"),
-            sysfs_path=dict(type="path", default="/sys/kernel/mm/transparent_hugepage"),
-            cmdline_path=dict(type="path", default="/proc/cmdline"),
-            timeout=dict(type="int", default=60),
-        ),
-        required_together=[("unit_path", "unit_content")],
-        supports_check_mode=True,
+    argument_spec = host_argument_spec(live=True)
+    argument_spec.update(
+        enabled=dict(type="str", choices=list(thp.CHOICES["enabled"])),
+        defrag=dict(type="str", choices=list(thp.CHOICES["defrag"])),
+        khugepaged_defrag=dict(type="bool"),
+        cmdline_conflict_action=dict(type="str", choices=["warn", "fail", "ignore"], default="warn"),
+        persist=dict(type="bool", default=True),
+        profile=dict(type="str"),
+        unit_path=dict(type="path", default=thp.UNIT_PATH),
     )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
-    sysfs_path = params["sysfs_path"]
+    sysfs_path = under_root(params["root"], thp.SYSFS_DIR)
+    unit_path = under_root(params["root"], params["unit_path"])
     wanted = wanted_values(params)
 
-    cmdline = read_text(params["cmdline_path"]) or ""
-    conflict = thp.cmdline_conflict(cmdline, params["enabled"])
+    blocker = live_apply_blocker(os.path.join(sysfs_path, "enabled")) if params["apply_live"] else "apply_live is false"
+    cmdline = read_text(under_root(params["root"], "/proc/cmdline")) or ""
+    conflict = thp.cmdline_conflict(cmdline, params["enabled"], unit_managed=params["persist"], live_skipped_reason=blocker)
     result = dict(
         changed=False,
         cmdline_value=thp.cmdline_value(cmdline),
@@ -236,7 +267,7 @@ def main():
         live_skipped_reason=None,
     )
     if conflict and params["cmdline_conflict_action"] == "fail":
-        module.fail_json(msg="THP conflict: %s" % conflict, **result)
+        module.fail_json(msg="THP conflict, nothing changed: %s" % conflict, **result)
     if conflict and params["cmdline_conflict_action"] == "warn":
         module.warn("THP conflict: %s" % conflict)
 
@@ -246,14 +277,14 @@ def main():
 
     before = read_live(sysfs_path)
     diffs = []
-    blocker = live_apply_blocker(os.path.join(sysfs_path, "enabled")) if params["apply_live"] else "apply_live is false"
     if blocker is None:
         after = apply_live(module, sysfs_path, before, wanted)
     else:
         after = dict(before)
         result["live_skipped_reason"] = blocker
         if params["apply_live"]:
-            module.warn("THP live apply skipped: %s. The boot unit carries the settings." % blocker)
+            module.warn("THP live apply skipped: %s.%s" % (
+                blocker, " The boot unit carries the settings." if params["persist"] else ""))
     result["before"] = before
     result["after"] = after
     result["live_applied"] = all(after.get(name) == value for name, value in wanted.items())
@@ -266,8 +297,11 @@ def main():
             "after": thp.render_state(after),
         })
 
-    if params["unit_path"]:
-        converge_unit(module, result, diffs)
+    if params["persist"]:
+        result["unit"] = install_unit(module, unit_path, wanted, diffs)
+    else:
+        result["unit"] = remove_unit(module, unit_path, diffs)
+    result["changed"] = result["changed"] or result["unit"]["changed"]
 
     if module._diff:
         result["diff"] = diffs

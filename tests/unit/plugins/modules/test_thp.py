@@ -10,30 +10,74 @@ from unittest import mock
 
 import pytest
 
+from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.modules import thp as thp_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 TRAINING = {"enabled": "always", "defrag": "defer+madvise", "khugepaged_defrag": True}
 
 
+class FakeSystemctl:
+    """Records systemctl calls instead of running them."""
+
+    enabled = set()
+    calls = []
+
+    def __init__(self, module, timeout=60):
+        self.module = module
+
+    def daemon_reload(self):
+        if not self.module.check_mode:
+            FakeSystemctl.calls.append("daemon-reload")
+
+    def enable(self, unit):
+        if unit in FakeSystemctl.enabled:
+            return False
+        if not self.module.check_mode:
+            FakeSystemctl.enabled.add(unit)
+            FakeSystemctl.calls.append("enable " + unit)
+        return True
+
+    def disable(self, unit):
+        if unit not in FakeSystemctl.enabled:
+            return False
+        if not self.module.check_mode:
+            FakeSystemctl.enabled.discard(unit)
+            FakeSystemctl.calls.append("disable " + unit)
+        return True
+
+
+@pytest.fixture(autouse=True)
+def systemctl():
+    FakeSystemctl.enabled = set()
+    FakeSystemctl.calls = []
+    with mock.patch.object(thp_module, "Systemctl", FakeSystemctl):
+        yield FakeSystemctl
+
+
 @pytest.fixture
 def sysfs(tmp_path):
-    """A THP sysfs directory at kernel defaults, plus a kernel command line."""
-    root = tmp_path / "transparent_hugepage"
+    """A host tree: THP sysfs at kernel defaults, a kernel command line, no unit yet."""
+    root = tmp_path / "sys" / "kernel" / "mm" / "transparent_hugepage"
     (root / "khugepaged").mkdir(parents=True)
     (root / "enabled").write_text("always [madvise] never\n")
     (root / "defrag").write_text("always defer defer+madvise [madvise] never\n")
     (root / "khugepaged" / "defrag").write_text("1\n")
-    cmdline = tmp_path / "cmdline"
+    cmdline = tmp_path / "proc" / "cmdline"
+    cmdline.parent.mkdir()
     cmdline.write_text("BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet\n")
     return root, cmdline
 
 
 def _args(sysfs, **extra):
-    root, cmdline = sysfs
-    args = dict(TRAINING, sysfs_path=str(root), cmdline_path=str(cmdline))
+    host_root = sysfs[1].parent.parent
+    args = dict(TRAINING, root=str(host_root))
     args.update(extra)
     return args
+
+
+def _unit(sysfs):
+    return sysfs[1].parent.parent / "etc" / "systemd" / "system" / "gpuops-thp.service"
 
 
 def _live(root):
@@ -58,7 +102,7 @@ def test_second_run_is_a_no_op(sysfs):
     root = sysfs[0]
     (root / "enabled").write_text("[always] madvise never\n")
     (root / "defrag").write_text("always defer [defer+madvise] madvise never\n")
-    result = run_module(thp_module.main, _args(sysfs), diff=True)
+    result = run_module(thp_module.main, _args(sysfs, persist=False), diff=True)
     assert not result["changed"]
     assert result["diff"] == []
     assert result["live_applied"]
@@ -105,7 +149,7 @@ def test_matching_cmdline_is_no_conflict(sysfs):
 
 def test_read_only_sysfs_skips_live_apply_visibly(sysfs):
     with mock.patch.object(thp_module, "live_apply_blocker", return_value="/sys/... is read-only inside this docker container"):
-        result = run_module(thp_module.main, _args(sysfs))
+        result = run_module(thp_module.main, _args(sysfs, persist=False))
     assert not result["changed"]
     assert not result["live_applied"]
     assert "read-only" in result["live_skipped_reason"]
@@ -120,55 +164,100 @@ def test_unsupported_value_fails_clearly(sysfs):
 
 
 def test_missing_thp_support_fails(tmp_path):
-    result = run_module(thp_module.main, dict(TRAINING, sysfs_path=str(tmp_path / "absent"), cmdline_path=str(tmp_path / "none")))
+    result = run_module(thp_module.main, dict(TRAINING, root=str(tmp_path)))
     assert result["failed"]
     assert "without transparent hugepage support" in result["msg"]
 
 
-class FakeSystemctl:
-    """Records systemctl calls instead of running them."""
-
-    enabled = set()
-    calls = []
-
-    def __init__(self, module, timeout=60):
-        self.module = module
-
-    def daemon_reload(self):
-        FakeSystemctl.calls.append("daemon-reload")
-
-    def enable(self, unit):
-        if unit in FakeSystemctl.enabled:
-            return False
-        if not self.module.check_mode:
-            FakeSystemctl.enabled.add(unit)
-            FakeSystemctl.calls.append("enable " + unit)
-        return True
-
-
-def test_unit_written_enabled_then_idempotent(sysfs, tmp_path):
-    FakeSystemctl.enabled = set()
-    FakeSystemctl.calls = []
-    unit = tmp_path / "etc" / "gpuops-thp.service"
-    args = _args(sysfs, unit_path=str(unit), unit_content="[Unit]\nDescription=x\n")
-    with mock.patch.object(thp_module, "Systemctl", FakeSystemctl):
-        first = run_module(thp_module.main, args, diff=True)
-        second = run_module(thp_module.main, args, diff=True)
+def test_unit_written_enabled_then_idempotent(sysfs):
+    args = _args(sysfs, profile="training")
+    first = run_module(thp_module.main, args, diff=True)
+    second = run_module(thp_module.main, args, diff=True)
+    unit = _unit(sysfs)
     assert first["changed"] and first["unit"]["changed"]
-    assert unit.read_text() == "[Unit]\nDescription=x\n"
+    text = unit.read_text()
+    assert text.startswith(thp.UNIT_MARKER)
+    assert "Description=Transparent hugepages for GPU workloads (training profile)\n" in text
+    assert "ExecStart=/bin/sh -c 'echo defer+madvise > /sys/kernel/mm/transparent_hugepage/defrag'\n" in text
     assert oct(os.stat(unit).st_mode & 0o777) == "0o644"
     assert FakeSystemctl.calls == ["daemon-reload", "enable gpuops-thp.service"]
     assert not second["changed"] and not second["unit"]["changed"]
     assert second["diff"] == []
 
 
-def test_unit_check_mode_writes_nothing(sysfs, tmp_path):
-    FakeSystemctl.enabled = set()
-    FakeSystemctl.calls = []
-    unit = tmp_path / "gpuops-thp.service"
-    with mock.patch.object(thp_module, "Systemctl", FakeSystemctl):
-        result = run_module(thp_module.main, _args(sysfs, unit_path=str(unit), unit_content="x\n"), check_mode=True, diff=True)
+def test_unit_check_mode_writes_nothing(sysfs):
+    result = run_module(thp_module.main, _args(sysfs), check_mode=True, diff=True)
     assert result["changed"] and result["unit"]["changed"]
-    assert not unit.exists()
+    assert not _unit(sysfs).exists()
+    assert FakeSystemctl.enabled == set() and FakeSystemctl.calls == []
+    assert any(d["after_header"] == str(_unit(sysfs)) for d in result["diff"])
+
+
+def test_persist_false_disables_and_removes_our_unit(sysfs):
+    run_module(thp_module.main, _args(sysfs))
+    FakeSystemctl.calls = []
+    result = run_module(thp_module.main, _args(sysfs, persist=False), diff=True)
+    assert not result["failed"], result
+    assert result["changed"] and result["unit"] == {
+        "path": str(_unit(sysfs)), "changed": True, "present": False, "enabled": False, "managed": True}
+    assert not _unit(sysfs).exists()
+    assert FakeSystemctl.calls == ["disable gpuops-thp.service", "daemon-reload"]
+    assert any(d["after_header"] == "%s (absent)" % _unit(sysfs) for d in result["diff"])
+    again = run_module(thp_module.main, _args(sysfs, persist=False))
+    assert not again["changed"]
+
+
+def test_persist_false_check_mode_keeps_the_unit(sysfs):
+    run_module(thp_module.main, _args(sysfs))
+    FakeSystemctl.calls = []
+    result = run_module(thp_module.main, _args(sysfs, persist=False), check_mode=True, diff=True)
+    assert result["changed"] and result["unit"]["changed"]
+    assert _unit(sysfs).exists()
+    assert FakeSystemctl.calls == [] and FakeSystemctl.enabled == {"gpuops-thp.service"}
+
+
+def test_persist_false_removes_a_unit_from_the_old_role_template(sysfs):
+    unit = _unit(sysfs)
+    unit.parent.mkdir(parents=True)
+    unit.write_text("#\n# Ansible managed\n#\n# Re-applies the transparent hugepage settings of the "
+                    "gpuops.hardening thp role\n[Unit]\n")
+    FakeSystemctl.enabled = {"gpuops-thp.service"}
+    result = run_module(thp_module.main, _args(sysfs, persist=False))
+    assert result["unit"]["changed"] and not unit.exists()
     assert FakeSystemctl.enabled == set()
-    assert any(d["after_header"] == str(unit) for d in result["diff"])
+
+
+def test_persist_false_leaves_a_foreign_unit_alone(sysfs):
+    unit = _unit(sysfs)
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Unit]\nDescription=the site's own THP unit\n")
+    result = run_module(thp_module.main, _args(sysfs, persist=False))
+    assert not result["failed"], result
+    assert unit.read_text() == "[Unit]\nDescription=the site's own THP unit\n"
+    assert result["unit"]["managed"] is False and not result["unit"]["changed"]
+    assert any("not written by gpuops.hardening.thp" in w for w in result["warnings"])
+    assert FakeSystemctl.calls == []
+
+
+def test_persist_without_values_fails(sysfs):
+    result = run_module(thp_module.main, {"root": _args(sysfs)["root"]})
+    assert result["failed"] and "nothing to apply" in result["msg"]
+
+
+@pytest.mark.parametrize("persist, expected, absent", [
+    (True, "gpuops-thp.service unit sets it again after every boot", "no boot unit"),
+    (False, "no boot unit is managed (persist is false), so every boot starts with 'never' again", "after every boot"),
+])
+def test_cmdline_message_says_whether_a_unit_is_managed(sysfs, persist, expected, absent):
+    sysfs[1].write_text("root=/dev/vda transparent_hugepage=never\n")
+    result = run_module(thp_module.main, _args(sysfs, persist=persist))
+    assert expected in result["cmdline_message"]
+    assert absent not in result["cmdline_message"]
+    assert "sets enabled=always on the running kernel" in result["cmdline_message"]
+
+
+def test_cmdline_message_when_live_apply_is_skipped(sysfs):
+    sysfs[1].write_text("root=/dev/vda transparent_hugepage=never\n")
+    result = run_module(thp_module.main, _args(sysfs, apply_live=False))
+    assert "The running kernel keeps its value (live apply skipped: apply_live is false)" in result["cmdline_message"]
+    assert "on the running kernel" not in result["cmdline_message"].replace("The running kernel keeps", "")

@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Systemctl: a hung systemctl ends the module with a message."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import TIMEOUT_RC
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+
+
+class Failed(Exception):
+    pass
+
+
+class HungModule:
+    """An AnsibleModule stand-in whose every command runs past its timeout."""
+
+    check_mode = False
+
+    def __init__(self):
+        self.argv = []
+
+    def get_bin_path(self, name):
+        return "/usr/bin/" + name
+
+    def run_command(self, argv, **kwargs):
+        self.argv.append(argv)
+        return TIMEOUT_RC, "", ""
+
+    def fail_json(self, msg, **kwargs):
+        raise Failed(msg)
+
+
+@pytest.mark.parametrize("call", [
+    lambda systemctl: systemctl.is_enabled("gpuops-thp.service"),
+    lambda systemctl: systemctl.enable("gpuops-thp.service"),
+    lambda systemctl: systemctl.disable("gpuops-thp.service"),
+    lambda systemctl: systemctl.show([], ["DefaultLimitMEMLOCK"]),
+])
+def test_timeout_fails_with_the_command_and_the_limit(call):
+    module = HungModule()
+    with pytest.raises(Failed) as failure:
+        call(Systemctl(module, timeout=7))
+    assert "/usr/bin/systemctl" in str(failure.value) and "within 7 seconds" in str(failure.value)
+    assert module.argv[0][:3] == ["/usr/bin/timeout", "--kill-after=5", "7s"]
