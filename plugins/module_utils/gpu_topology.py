@@ -17,7 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import format_cpulist
-from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import pci_bus_id_to_sysfs
+from ansible_collections.gpuops.hardening.plugins.module_utils.pci_bus_id import sysfs_bus_id
 
 # Distance of a topo -m link, nearest first. SOC is what old drivers called SYS.
 _LINK_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5, "SOC": 5}
@@ -160,7 +160,7 @@ def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
     cpu_nodes = [node["id"] for node in numa_nodes if node["cpus"]]
     gpus = []
     for raw in query["gpus"]:
-        address = pci_bus_id_to_sysfs(raw["pci_bus_id"])
+        address = sysfs_bus_id(raw["pci_bus_id"])
         gpu = _gpu_entry(raw, address, pci_devices.get(address) or {},
                          matrix["gpus"].get("GPU%d" % raw["index"]) or {}, numa_nodes, cpu_nodes, warnings)
         gpu.update({

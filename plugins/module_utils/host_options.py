@@ -9,8 +9,6 @@ __metaclass__ = type
 
 import os
 
-from ansible.module_utils.common.text.converters import to_text
-
 
 def host_argument_spec(live=False):
     """Argument spec entries for the host doc fragment (and its LIVE part)."""
@@ -31,12 +29,15 @@ def under_root(root, path):
 def read_text(path, strip=False):
     """A file's content as text, or None when it does not exist or cannot be read.
 
-    Undecodable bytes become U+FFFD rather than an error: a stray byte in an
-    administrator's file must not stop a run.
+    Undecodable bytes become surrogate escapes rather than an error: a stray
+    byte in an administrator's file must not stop a run, and survives being
+    written back. Standard library only: the gpu-numa-exec launcher loads this
+    file outside Ansible.
     """
     try:
         with open(path, "rb") as handle:
-            text = to_text(handle.read(), errors="surrogate_then_replace")
+            # As to_text(errors="surrogate_then_replace") does on Python 3.
+            text = handle.read().decode("utf-8", "surrogateescape")
     except (IOError, OSError):
         return None
     return text.strip() if strip else text

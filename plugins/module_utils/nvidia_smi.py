@@ -20,6 +20,7 @@ import re
 from xml.etree import ElementTree
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import try_parse_cpulist
+from ansible_collections.gpuops.hardening.plugins.module_utils.pci_bus_id import sysfs_bus_id
 
 # --------------------------------------------------------------------------
 # nvidia-smi topo -m
@@ -357,21 +358,12 @@ def parse_gpu_instance_profiles(text):
 # nvidia-smi -q -x
 # --------------------------------------------------------------------------
 
-_PCI_BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
-
-
 def pci_bus_id_to_sysfs(bus_id):
     """``00000000:18:00.0`` (nvidia-smi) to ``0000:18:00.0`` (sysfs); None if malformed.
 
-    nvidia-smi pads the domain to 8 hex digits and uses capitals; sysfs uses
-    at least 4 digits, lower case. Domains above ffff keep all their digits.
+    Kept for callers of this module; the conversion itself is sysfs_bus_id().
     """
-    match = _PCI_BUS_ID.match((bus_id or "").strip())
-    if not match:
-        return None
-    domain = int(match.group(1) or "0", 16)
-    return "%04x:%02x:%02x.%x" % (
-        domain, int(match.group(2), 16), int(match.group(3), 16), int(match.group(4), 16))
+    return sysfs_bus_id(bus_id)
 
 
 def _text(element, path):

@@ -20,19 +20,11 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import (
     parse_cpumask,
     try_parse_cpulist,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
 
 _PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _NODE_DIR = re.compile(r"^node(\d+)$")
 _MEMTOTAL = re.compile(r"MemTotal:\s+(\d+)\s*kB")
-
-
-def read_text(path):
-    """A sysfs/procfs file's content, stripped; None when it cannot be read."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read().strip()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
 
 
 def _int(text):
@@ -45,7 +37,7 @@ def _int(text):
 def read_numa_nodes(sysfs_root):
     """NUMA nodes, sorted by id: CPUs, memory, distances; CPU-less nodes included."""
     base = os.path.join(sysfs_root, "devices", "system", "node")
-    online = try_parse_cpulist(read_text(os.path.join(base, "online")))
+    online = try_parse_cpulist(read_text(os.path.join(base, "online"), strip=True))
     if online is None:
         try:
             online = sorted(int(m.group(1)) for m in map(_NODE_DIR.match, os.listdir(base)) if m)
@@ -54,13 +46,13 @@ def read_numa_nodes(sysfs_root):
     nodes = []
     for node_id in online:
         node_dir = os.path.join(base, "node%d" % node_id)
-        cpulist = read_text(os.path.join(node_dir, "cpulist"))
+        cpulist = read_text(os.path.join(node_dir, "cpulist"), strip=True)
         cpus = try_parse_cpulist(cpulist)
         if cpus is None:
             cpus = []
-        meminfo = read_text(os.path.join(node_dir, "meminfo")) or ""
+        meminfo = read_text(os.path.join(node_dir, "meminfo"), strip=True) or ""
         memtotal = _MEMTOTAL.search(meminfo)
-        distance = read_text(os.path.join(node_dir, "distance"))
+        distance = read_text(os.path.join(node_dir, "distance"), strip=True)
         nodes.append({
             "id": node_id,
             "cpus": cpus,
@@ -85,12 +77,12 @@ def read_pci_device(sysfs_root, address):
 
 
 def _device_at(path, address):
-    raw = _int(read_text(os.path.join(path, "numa_node")))
-    cpulist = read_text(os.path.join(path, "local_cpulist"))
+    raw = _int(read_text(os.path.join(path, "numa_node"), strip=True))
+    cpulist = read_text(os.path.join(path, "local_cpulist"), strip=True)
     cpus = try_parse_cpulist(cpulist)
     if cpus is None:
         try:
-            cpus = parse_cpumask(read_text(os.path.join(path, "local_cpus")))
+            cpus = parse_cpumask(read_text(os.path.join(path, "local_cpus"), strip=True))
             cpulist = None
         except ValueError:
             cpus = None
@@ -104,9 +96,9 @@ def _device_at(path, address):
         "numa_node_raw": raw,
         "local_cpulist": cpulist,
         "cpus": cpus,
-        "vendor": read_text(os.path.join(path, "vendor")),
-        "device": read_text(os.path.join(path, "device")),
-        "class": read_text(os.path.join(path, "class")),
+        "vendor": read_text(os.path.join(path, "vendor"), strip=True),
+        "device": read_text(os.path.join(path, "device"), strip=True),
+        "class": read_text(os.path.join(path, "class"), strip=True),
         "netdevs": netdevs,
     }
 
@@ -164,4 +156,4 @@ def read_rdma_devices(sysfs_root):
 
 def read_numa_balancing(proc_root):
     """kernel.numa_balancing as an int (0 off, 1 on, 2 tiering); None if absent."""
-    return _int(read_text(os.path.join(proc_root, "sys", "kernel", "numa_balancing")))
+    return _int(read_text(os.path.join(proc_root, "sys", "kernel", "numa_balancing"), strip=True))

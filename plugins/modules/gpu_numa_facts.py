@@ -201,8 +201,8 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import
     parse_gpu_list,
     parse_query_xml,
     parse_topology_matrix,
-    pci_bus_id_to_sysfs,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.pci_bus_id import sysfs_bus_id
 from ansible_collections.gpuops.hardening.plugins.module_utils.sysfs_topology import (
     read_numa_balancing,
     read_numa_nodes,
@@ -285,7 +285,7 @@ def main():
     sysfs_root = params["sysfs_root"]
     pci_devices = {}
     for gpu in (query or {}).get("gpus", []):
-        address = pci_bus_id_to_sysfs(gpu["pci_bus_id"])
+        address = sysfs_bus_id(gpu["pci_bus_id"])
         if address:
             pci_devices[address] = read_pci_device(sysfs_root, address)
 

@@ -18,9 +18,9 @@ Python 3.6+ standard library only: it runs with the host's system Python.
 """
 
 import argparse
+import importlib.util
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -46,47 +46,44 @@ class LaunchError(Exception):
         self.status = status
 
 
-def parse_list(text):
-    """``0-3,8`` -> [0, 1, 2, 3, 8]; raises ValueError on anything else."""
-    members = set()
-    for group in (text or "").strip().split(","):
-        if not group:
-            continue
-        match = re.match(r"^(\d+)(?:-(\d+))?$", group.strip())
-        if not match:
-            raise ValueError("malformed list %r" % text)
-        first = int(match.group(1))
-        members.update(range(first, int(match.group(2) or first) + 1))
-    return sorted(members)
+def _shared_dir():
+    """Where the collection's shared helpers are.
+
+    The role installs them in ../lib/gpuops-hardening beside this script; run
+    from a checkout of the collection, they are its plugins/module_utils.
+    """
+    here = os.path.dirname(os.path.realpath(__file__))
+    for candidate in (os.path.join(here, "..", "lib", "gpuops-hardening"),
+                      os.path.join(here, "..", "..", "..", "plugins", "module_utils")):
+        if all(os.path.isfile(os.path.join(candidate, name + ".py")) for name in SHARED_HELPERS):
+            return os.path.normpath(candidate)
+    sys.exit("gpu-numa-exec: its helpers (%s) are missing from %s; re-run the numa_binding role"
+             % (", ".join(name + ".py" for name in SHARED_HELPERS), os.path.join(here, "..", "lib", "gpuops-hardening")))
 
 
-def format_list(numbers):
-    """[0, 1, 2, 5] -> ``0-2,5``."""
-    ordered = sorted(set(numbers))
-    groups = []
-    start = None
-    for index, number in enumerate(ordered):
-        if start is None:
-            start = number
-        if index + 1 == len(ordered) or ordered[index + 1] != number + 1:
-            groups.append(str(start) if start == number else "%d-%d" % (start, number))
-            start = None
-    return ",".join(groups)
+def _load_shared(directory, name):
+    """One of the collection's module_utils files, loaded by path (they are standard library only)."""
+    spec = importlib.util.spec_from_file_location("gpuops_hardening_" + name, os.path.join(directory, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def read_text(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
+# The role installs exactly these module_utils files beside the launcher
+# (tasks/launcher.yml); there is no copy of their code in this script.
+SHARED_HELPERS = ("cpulist", "host_options", "pci_bus_id")
+_cpulist, _host_options, _pci_bus_id = [_load_shared(_shared_dir(), name) for name in SHARED_HELPERS]
+parse_cpulist = _cpulist.parse_cpulist
+format_cpulist = _cpulist.format_cpulist
+read_text = _host_options.read_text
+sysfs_bus_id = _pci_bus_id.sysfs_bus_id
 
 
 # ---------------------------------------------------------------- topology
 
 def load_facts(path):
     """The gpu_topology fact as the role wrote it; None when absent."""
-    text = read_text(path)
+    text = read_text(path, strip=True)
     if text is None:
         return None
     try:
@@ -96,14 +93,6 @@ def load_facts(path):
     if not isinstance(topology, dict) or not isinstance(topology.get("gpus"), list):
         raise LaunchError("%s holds no GPU list; re-run the numa_binding role" % path, EXIT_NO_TOPOLOGY)
     return topology
-
-
-def sysfs_address(bus_id):
-    match = re.match(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$", bus_id.strip())
-    if not match:
-        return None
-    return "%04x:%s:%s.%s" % (int(match.group(1) or "0", 16), match.group(2).lower(),
-                              match.group(3).lower(), match.group(4))
 
 
 def query_topology(sysfs_pci=None):
@@ -126,13 +115,13 @@ def query_topology(sysfs_pci=None):
         cells = [cell.strip() for cell in line.split(",")]
         if len(cells) != 3 or not cells[0].isdigit():
             continue
-        address = sysfs_address(cells[2])
+        address = sysfs_bus_id(cells[2])
         device = os.path.join(sysfs_pci, address or "-")
-        node = read_text(os.path.join(device, "numa_node"))
+        node = read_text(os.path.join(device, "numa_node"), strip=True)
         node = int(node) if node and node.lstrip("-").isdigit() and int(node) >= 0 else None
         gpus.append({"index": int(cells[0]), "uuid": cells[1], "pci_bus_id": address or cells[2],
                      "numa_affinity": [node] if node is not None else None,
-                     "local_cpulist": read_text(os.path.join(device, "local_cpulist")),
+                     "local_cpulist": read_text(os.path.join(device, "local_cpulist"), strip=True),
                      "mig_devices": []})
     return {"gpus": gpus, "recommendations": []}
 
@@ -179,7 +168,7 @@ def allowed_memory_nodes(status_path=None):
     for line in (read_text(status_path or PROC_STATUS) or "").splitlines():
         if line.startswith("Mems_allowed_list:"):
             try:
-                return parse_list(line.split(":", 1)[1])
+                return parse_cpulist(line.split(":", 1)[1])
             except ValueError:
                 return None
     return None
@@ -200,14 +189,14 @@ def plan_command(args, topology, status_path=None):
         notes.append("warning: %s; running unbound" % problem)
         return list(args.command), env, notes
 
-    node_text = format_list(nodes)
+    node_text = format_cpulist(nodes)
     argv = ["numactl", "--cpunodebind=%s" % node_text]
     if not args.cpu_only:
         argv.append("--membind=%s" % node_text)
     argv += ["--"] + list(args.command)
     for gpu in gpus:
         notes.append("GPU %s (%s): NUMA node %s, CPUs %s" % (
-            gpu["index"], gpu.get("pci_bus_id"), format_list(gpu.get("numa_affinity") or nodes),
+            gpu["index"], gpu.get("pci_bus_id"), format_cpulist(gpu.get("numa_affinity") or nodes),
             gpu.get("local_cpulist") or "unknown"))
     if len(set(tuple(gpu.get("numa_affinity") or []) for gpu in gpus)) > 1:
         notes.append("warning: the GPUs sit on different NUMA nodes; binding to all of them (%s)" % node_text)
@@ -217,7 +206,7 @@ def plan_command(args, topology, status_path=None):
     if offline:
         message = ("NUMA node %s of GPU %s is not online on this kernel (memory nodes allowed here: %s); "
                    "the topology fact may come from another machine or an emulated sysfs"
-                   % (format_list(offline), visible, format_list(allowed) or "none"))
+                   % (format_cpulist(offline), visible, format_cpulist(allowed) or "none"))
         if not args.dry_run:
             raise LaunchError(message, EXIT_NODE_OFFLINE)
         notes.append("warning: " + message)

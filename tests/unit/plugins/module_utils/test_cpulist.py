@@ -25,6 +25,25 @@ def test_parse(text, expected):
     assert cpulist.parse_cpulist(text) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    # The kernel's own example (Documentation/admin-guide/kernel-parameters.rst).
+    ("0-1023:2/256", [0, 1, 256, 257, 512, 513, 768, 769]),
+    ("0-31:1/2", list(range(0, 32, 2))),  # every other CPU: one SMT sibling per core
+    ("0-9:2/4", [0, 1, 4, 5, 8, 9]),  # the last group is cut at the range's end
+    ("0-3:1/2,8,16-19:2/2", [0, 2, 8, 16, 17, 18, 19]),
+    ("0-7:0/4", []),
+])
+def test_parse_strided_groups(text, expected):
+    assert cpulist.parse_cpulist(text) == expected
+
+
+# The kernel (bitmap_parselist) wants both numbers of a stride: 0-31:2 is no list.
+@pytest.mark.parametrize("text", ["0-31:2", "0-7:1/0", "0-7:/4", "5:1/2"])
+def test_parse_rejects_bad_strides(text):
+    with pytest.raises(ValueError):
+        cpulist.parse_cpulist(text)
+
+
 @pytest.mark.parametrize("text", ["-31,64-95", "N/A", "3-1", "0-", "a", "0,,1", "0-7:5/4", None])
 def test_parse_rejects(text):
     with pytest.raises(ValueError):

@@ -14,12 +14,15 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_topology, nvidia_smi, sysfs_topology
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 
-LAUNCHER = os.path.normpath(os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "..", "roles", "numa_binding", "files", "gpu_numa_exec.py"))
+COLLECTION = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+ROLE = os.path.join(COLLECTION, "roles", "numa_binding")
+LAUNCHER = os.path.join(ROLE, "files", "gpu_numa_exec.py")
+MODULE_UTILS = os.path.join(COLLECTION, "plugins", "module_utils")
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "plugins", "module_utils", "fixtures", "nvidia_smi")
 
 
@@ -174,11 +177,50 @@ def test_falls_back_to_nvidia_smi_and_sysfs(tmp_path, kernel, capsys, monkeypatc
     assert "CPUs 32-47,96-111" in err
 
 
-def test_lists():
-    assert launcher.parse_list("0-2,5, 7") == [0, 1, 2, 5, 7]
-    assert launcher.format_list([5, 0, 1, 2]) == "0-2,5"
+def test_lists_come_from_the_shared_parser():
+    assert launcher.parse_cpulist.__code__.co_filename == os.path.join(MODULE_UTILS, "cpulist.py")
+    assert launcher.read_text.__code__.co_filename == os.path.join(MODULE_UTILS, "host_options.py")
+    assert launcher.sysfs_bus_id.__code__.co_filename == os.path.join(MODULE_UTILS, "pci_bus_id.py")
+    assert launcher.parse_cpulist("0-2,5, 7") == [0, 1, 2, 5, 7]
+    assert launcher.parse_cpulist("0-7:2/4") == [0, 1, 4, 5]
+    assert launcher.format_cpulist([5, 0, 1, 2]) == "0-2,5"
     with pytest.raises(ValueError):
-        launcher.parse_list("-31")
+        launcher.parse_cpulist("-31")
+
+
+@pytest.mark.parametrize("mems, offline", [("0-3:1/2", False), ("1-3:1/2", True)])
+def test_strided_memory_node_list(facts, kernel, capsys, mems, offline):
+    """A strided list is read, not dropped: node 2 is in 0-3:1/2 (0,2), not in 1-3:1/2 (1,3)."""
+    kernel(mems)
+    status, _out, err = run(capsys, "--facts", str(facts), "--gpu", "2", "--dry-run", "--", "true")
+    assert status == 0
+    assert ("NUMA node 2 of GPU 2 is not online on this kernel" in err) is offline
+
+
+def test_role_installs_the_helpers_the_launcher_loads():
+    with open(os.path.join(ROLE, "vars", "main.yml"), encoding="utf-8") as handle:
+        role_vars = yaml.safe_load(handle)
+    assert tuple(role_vars["__numa_binding_launcher_helpers"]) == launcher.SHARED_HELPERS
+    assert role_vars["__numa_binding_launcher_lib_dir"].endswith("| dirname | dirname }}/lib/gpuops-hardening")
+
+
+def test_installed_layout_runs(tmp_path, facts):
+    """As the role lays it out: bin/gpu-numa-exec and lib/gpuops-hardening/<helper>.py."""
+    (tmp_path / "bin").mkdir()
+    lib = tmp_path / "lib" / "gpuops-hardening"
+    lib.mkdir(parents=True)
+    shutil.copy(LAUNCHER, tmp_path / "bin" / "gpu-numa-exec")
+    for name in launcher.SHARED_HELPERS:
+        shutil.copy(os.path.join(MODULE_UTILS, name + ".py"), lib)
+    done = subprocess.run([sys.executable, str(tmp_path / "bin" / "gpu-numa-exec"), "--facts", str(facts),
+                           "--gpu", "0", "--dry-run", "--", "true"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "numactl --cpunodebind=0 --membind=0 -- true" in done.stdout
+    (lib / "cpulist.py").unlink()
+    done = subprocess.run([sys.executable, str(tmp_path / "bin" / "gpu-numa-exec"), "--help"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert done.returncode == 1 and "helpers (cpulist.py, host_options.py, pci_bus_id.py) are missing" in done.stderr
 
 
 @pytest.mark.skipif(not shutil.which("numactl"), reason="numactl is not installed here")
