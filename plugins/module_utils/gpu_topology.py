@@ -7,7 +7,8 @@ Pure: it takes what the parsers and sysfs readers returned and decides, per
 GPU, which NUMA nodes and CPUs a job should be bound to, which NICs are
 nearest, and what deserves a warning. sysfs is the kernel's word on a PCI
 device's node; nvidia-smi's NUMA Affinity is used where sysfs has none, and
-where it spans several nodes (``6-7``) the binding spans them too.
+where it spans several nodes (``6-7``) the binding spans them too. The node
+binding and the CPU list always come from the same one of the two.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,6 +49,10 @@ def _nodes_of_cpus(cpus, numa_nodes):
     return [node["id"] for node in numa_nodes if wanted.intersection(node["cpus"])]
 
 
+def _cpus_of_nodes(nodes, numa_nodes):
+    return sorted(cpu for node in numa_nodes if node["id"] in nodes for cpu in node["cpus"])
+
+
 def _bind_plan(index, gpu):
     """numactl and taskset arguments for one GPU, or Nones when unknown."""
     nodes = gpu["numa_affinity"]
@@ -61,7 +66,10 @@ def _bind_plan(index, gpu):
         "numactl": None,
         "taskset_cpus": cpulist,
         "taskset": "taskset -c %s" % cpulist if cpulist else None,
-        "cuda_visible_devices": str(index),
+        # CUDA numbers devices fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID;
+        # a UUID names the same GPU whatever the order.
+        "cuda_visible_devices": gpu["uuid"] or str(index),
+        "nvidia_smi_index": index,
     }
     if nodes:
         node_text = format_cpulist(nodes)
@@ -71,8 +79,27 @@ def _bind_plan(index, gpu):
     return plan
 
 
+def _affinity_source(pci, topo, numa_nodes, cpu_nodes):
+    """(source, nodes, local CPUs) from ONE source, so node binding and CPU list agree.
+
+    sysfs's numa_node when it is >= 0 (the kernel's word); else nvidia-smi's
+    NUMA Affinity, or on old drivers the nodes of its CPU Affinity; else the
+    host's only node with CPUs. Local CPUs come from the same source.
+    """
+    if pci.get("numa_node") is not None:
+        return "sysfs", [pci["numa_node"]], pci.get("cpus")
+    if topo.get("numa_affinity"):
+        return "nvidia-smi", list(topo["numa_affinity"]), topo.get("cpu_affinity")
+    if topo.get("cpu_affinity") and pci.get("numa_node_raw") != -1:
+        return "nvidia-smi", _nodes_of_cpus(topo["cpu_affinity"], numa_nodes), topo["cpu_affinity"]
+    if len(cpu_nodes) == 1:
+        # One node with CPUs (a workstation, most VMs): the only choice there is.
+        return "only node", list(cpu_nodes), pci.get("cpus")
+    return None, [], pci.get("cpus")
+
+
 def _gpu_entry(raw, address, pci, topo, numa_nodes, cpu_nodes, warnings):
-    """One GPU: sysfs's node and CPUs, nvidia-smi's affinity where sysfs has none."""
+    """One GPU, its binding and CPUs from one source (see _affinity_source)."""
     where = "GPU %d (%s)" % (raw["index"], address or raw["pci_bus_id"])
     numa_node = pci.get("numa_node")
     topo_nodes = topo.get("numa_affinity")
@@ -80,35 +107,22 @@ def _gpu_entry(raw, address, pci, topo, numa_nodes, cpu_nodes, warnings):
         warnings.append("%s: the kernel reports no NUMA node for it (numa_node is -1, as in many VMs)" % where)
     elif not pci and topo_nodes and len(topo_nodes) == 1:
         numa_node = topo_nodes[0]
-    if numa_node is not None and topo_nodes and numa_node not in topo_nodes:
-        warnings.append("%s: sysfs puts it on NUMA node %d but nvidia-smi reports NUMA affinity %s"
-                        % (where, numa_node, format_cpulist(topo_nodes)))
+    if pci.get("numa_node") is not None and topo_nodes and numa_node not in topo_nodes:
+        warnings.append("%s: sysfs puts it on NUMA node %d but nvidia-smi reports NUMA affinity %s; "
+                        "binding and CPUs follow sysfs" % (where, numa_node, format_cpulist(topo_nodes)))
 
-    cpus = pci.get("cpus")
-    cpulist = pci.get("local_cpulist")
-    if cpus is None and topo.get("cpu_affinity") is not None:
-        cpus = topo["cpu_affinity"]
-    if cpus is not None and not cpulist:
-        cpulist = format_cpulist(cpus)
-
-    if topo_nodes:
-        bind_nodes = list(topo_nodes)
-    elif numa_node is not None:
-        bind_nodes = [numa_node]
-    elif cpus and pci.get("numa_node_raw") != -1:
-        # Old drivers print CPU Affinity only: the nodes holding those CPUs.
-        bind_nodes = _nodes_of_cpus(cpus, numa_nodes)
-    elif len(cpu_nodes) == 1:
-        # One node with CPUs (a workstation, most VMs): the only choice there is.
-        bind_nodes = list(cpu_nodes)
-    else:
-        bind_nodes = []
+    source, bind_nodes, cpus = _affinity_source(pci, topo, numa_nodes, cpu_nodes)
     if bind_nodes and cpu_nodes and not set(bind_nodes) <= set(cpu_nodes):
         # --cpunodebind needs nodes with CPUs; a CPU-less node (HBM, CXL memory)
         # gives way to the nodes that hold the GPU's CPUs.
         bind_nodes = [node for node in bind_nodes if node in cpu_nodes] or _nodes_of_cpus(cpus, numa_nodes)
-    if not bind_nodes:
-        bind_nodes = None
+    if bind_nodes:
+        node_cpus = _cpus_of_nodes(bind_nodes, numa_nodes)
+        # taskset and numactl name the same CPUs: the source's local CPUs on the bound nodes.
+        if node_cpus:
+            cpus = sorted(set(cpus).intersection(node_cpus)) if cpus and set(cpus) & set(node_cpus) else node_cpus
+    else:
+        bind_nodes = source = None
         warnings.append("%s: its NUMA affinity is unknown, so jobs on it cannot be bound to a node" % where)
 
     return {
@@ -119,9 +133,10 @@ def _gpu_entry(raw, address, pci, topo, numa_nodes, cpu_nodes, warnings):
         "pci_bus_id_nvidia_smi": raw["pci_bus_id"],
         "numa_node": numa_node,
         "numa_affinity": bind_nodes,
+        "numa_affinity_source": source,
         "gpu_memory_numa_node": topo.get("gpu_numa_id"),
         "cpus": cpus,
-        "local_cpulist": cpulist,
+        "local_cpulist": format_cpulist(cpus) if cpus is not None else None,
         "nearest_nics": [],
         "memory_total_mib": raw["memory_total_mib"],
         "persistence_mode": raw["persistence_mode"],

@@ -22,6 +22,8 @@ description:
   - Reads only; it never changes the host.
 author:
   - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
 options:
   require_gpu:
     description:
@@ -33,16 +35,11 @@ options:
   nvidia_smi_path:
     description: Path to nvidia-smi. By default it is searched on E(PATH) and in C(/usr/local/nvidia/bin).
     type: path
-  sysfs_root:
-    description: Root of the sysfs tree to read. Tests point it at a fake tree.
-    type: path
-    default: /sys
-  proc_root:
-    description: Root of the procfs tree, where C(sys/kernel/numa_balancing) is read.
-    type: path
-    default: /proc
   timeout:
-    description: Seconds allowed for each nvidia-smi call.
+    description:
+      - Seconds allowed for each nvidia-smi call.
+      - When C(nvidia-smi topo -m) or C(nvidia-smi -L) runs longer, the C(-q -x) data is kept and a warning names
+        the timeout; only a C(-q -x) that runs longer counts as nvidia-smi failing.
     type: int
     default: 30
 attributes:
@@ -56,6 +53,14 @@ attributes:
     description: Sets C(ansible_facts.gpu_topology).
     support: full
 notes:
+  - "One source decides each GPU's NUMA binding and its CPU list: sysfs (the PCI device's C(numa_node) and
+    C(local_cpulist)) when C(numa_node) is 0 or more; otherwise nvidia-smi's C(NUMA Affinity) and C(CPU Affinity)
+    from C(topo -m); otherwise, on a host with one node that has CPUs, that node. When sysfs and nvidia-smi
+    disagree, sysfs wins and a warning says so. The CPU list is the source's local CPUs on the bound nodes, so
+    C(numactl) and C(taskset) name the same CPUs. C(numa_affinity_source) says which source it was."
+  - C(cuda_visible_devices) is the GPU's UUID, which CUDA accepts and which names the same GPU whatever the device
+    order. CUDA's default order is fastest first, not nvidia-smi's; the index (C(nvidia_smi_index)) selects the same
+    GPU only with C(CUDA_DEVICE_ORDER=PCI_BUS_ID).
   - A PCI device whose sysfs C(numa_node) is C(-1) (common in VMs) gets a null C(numa_node) and a warning.
   - On a GH200 the GPU's memory is a CPU-less NUMA node; it is reported as C(gpu_memory_numa_node),
     and the binding names the node of the Grace CPUs.
@@ -113,6 +118,7 @@ ansible_facts:
               pci_bus_id_nvidia_smi: "00000000:BA:00.0"
               numa_node: 1
               numa_affinity: [1]
+              numa_affinity_source: sysfs
               gpu_memory_numa_node: null
               cpus: [56, 57, 58]
               local_cpulist: "56-111,168-223"
@@ -168,7 +174,10 @@ ansible_facts:
             nics: {NIC0: mlx5_0}
             matrix: {GPU0: {GPU1: NV18, NIC0: PIX}}
         recommendations:
-          description: Per GPU, how to bind a job to it; C(numactl_args) is None when the affinity is unknown.
+          description:
+            - Per GPU, how to bind a job to it; C(numactl_args) is None when the affinity is unknown.
+            - C(cuda_visible_devices) is the GPU UUID; C(nvidia_smi_index) is the index, which CUDA numbers the same
+              way only with C(CUDA_DEVICE_ORDER=PCI_BUS_ID).
           type: list
           elements: dict
           returned: always
@@ -181,7 +190,8 @@ ansible_facts:
               numactl: numactl --cpunodebind=1 --membind=1
               taskset_cpus: "56-111,168-223"
               taskset: taskset -c 56-111,168-223
-              cuda_visible_devices: "5"
+              cuda_visible_devices: GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55
+              nvidia_smi_index: 5
         warnings:
           description: Findings worth acting on, also raised as module warnings.
           type: list
@@ -197,6 +207,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
     parse_gpu_list,
     parse_query_xml,
@@ -237,34 +248,45 @@ def query_nvidia_smi(module, binary, timeout):
         raise GpuToolProblem("nvidia-smi reports no GPUs")
 
     matrix = None
-    rc, out, err = run(module, [binary, "topo", "-m"], timeout=timeout)
-    if rc == 0:
-        matrix = parse_topology_matrix(out)
-    else:
-        notes.append("nvidia-smi topo -m failed (%s); links and nearest NICs come from sysfs alone"
-                     % _error_text(rc, out, err))
+    output = _optional_output(module, [binary, "topo", "-m"], timeout, notes,
+                              "links and nearest NICs come from sysfs alone")
+    if output is not None:
+        matrix = parse_topology_matrix(output)
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        rc, out, err = run(module, [binary, "-L"], timeout=timeout)
-        if rc == 0:
-            gpu_list = parse_gpu_list(out)
-        else:
-            notes.append("nvidia-smi -L failed (%s); MIG device UUIDs are not reported" % _error_text(rc, out, err))
+        output = _optional_output(module, [binary, "-L"], timeout, notes, "MIG device UUIDs are not reported")
+        if output is not None:
+            gpu_list = parse_gpu_list(output)
     return query, matrix, gpu_list, notes
 
 
+def _optional_output(module, argv, timeout, notes, consequence):
+    """stdout of a call whose data is optional; None, with a note, when it fails or hangs.
+
+    The -q -x data already read is kept either way.
+    """
+    name = "nvidia-smi " + " ".join(argv[1:])
+    try:
+        rc, out, err = run(module, argv, timeout=timeout)
+    except CommandTimeout:
+        notes.append("%s did not finish within %s seconds; %s" % (name, timeout, consequence))
+        return None
+    if rc != 0:
+        notes.append("%s failed (%s); %s" % (name, _error_text(rc, out, err), consequence))
+        return None
+    return out
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            require_gpu=dict(type="bool", default=True),
-            nvidia_smi_path=dict(type="path"),
-            sysfs_root=dict(type="path", default="/sys"),
-            proc_root=dict(type="path", default="/proc"),
-            timeout=dict(type="int", default=30),
-        ),
-        supports_check_mode=True,
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        require_gpu=dict(type="bool", default=True),
+        nvidia_smi_path=dict(type="path"),
+        # nvidia-smi answers in seconds; half a minute already means a wedged driver.
+        timeout=dict(type="int", default=30),
     )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     notes = []
     query = matrix = gpu_list = None
@@ -282,7 +304,7 @@ def main():
             module.fail_json(msg=str(problem))
         notes.append("%s; reporting no GPUs" % problem)
 
-    sysfs_root = params["sysfs_root"]
+    sysfs_root = under_root(params["root"], "/sys")
     pci_devices = {}
     for gpu in (query or {}).get("gpus", []):
         address = sysfs_bus_id(gpu["pci_bus_id"])
@@ -295,7 +317,7 @@ def main():
         pci_devices=pci_devices,
         rdma_devices=read_rdma_devices(sysfs_root),
         numa_nodes=read_numa_nodes(sysfs_root),
-        numa_balancing=read_numa_balancing(params["proc_root"]),
+        numa_balancing=read_numa_balancing(under_root(params["root"], "/proc")),
         gpu_list=gpu_list,
     )
     topology["warnings"] = notes + topology["warnings"]

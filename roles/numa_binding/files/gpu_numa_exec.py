@@ -7,12 +7,15 @@ Installed by the gpuops.hardening.numa_binding role; local edits are overwritten
 
     gpu-numa-exec --gpu 5 -- python train.py
 
-sets CUDA_VISIBLE_DEVICES=5 and CUDA_DEVICE_ORDER=PCI_BUS_ID (so CUDA numbers
-GPUs as nvidia-smi does) and replaces itself with
+sets CUDA_VISIBLE_DEVICES=5 and CUDA_DEVICE_ORDER=PCI_BUS_ID and replaces
+itself with
 
     numactl --cpunodebind=N --membind=N -- python train.py
 
-where N is the GPU's node. The topology comes from the local fact written by
+where N is the GPU's node. An index is nvidia-smi's; CUDA numbers GPUs the same
+way only with CUDA_DEVICE_ORDER=PCI_BUS_ID (its default is fastest first), so a
+program that resets that variable must be given the GPU's UUID instead, which
+names the same GPU in any order. The topology comes from the local fact written by
 the gpuops.hardening.numa_binding role; without it, from nvidia-smi and sysfs.
 Python 3.6+ standard library only: it runs with the host's system Python.
 """
@@ -141,7 +144,7 @@ def select_gpus(topology, wanted):
             known = ", ".join(str(gpu.get("index")) for gpu in topology["gpus"]) or "none"
             raise LaunchError("no GPU %s on this host (GPUs: %s)" % (item, known), EXIT_USAGE)
         chosen.append(match)
-        # An index is what CUDA numbers in PCI bus order; UUIDs pass through as given.
+        # An index means this GPU only under CUDA_DEVICE_ORDER=PCI_BUS_ID (set with it); UUIDs pass through.
         visible.append(str(match["index"]) if item.isdigit() else item)
     if not chosen:
         raise LaunchError("--gpu names no GPU", EXIT_USAGE)
@@ -226,7 +229,8 @@ def parse_args(argv):
         epilog="Exit status: 2 usage or unknown GPU, 3 affinity unknown, 4 node not online, "
                "5 no topology, 127 numactl missing; otherwise COMMAND's own.")
     parser.add_argument("--gpu", required=True,
-                        help="GPU index as nvidia-smi numbers it, GPU UUID or MIG UUID; comma-separated for several")
+                        help="GPU index as nvidia-smi numbers it (exported with CUDA_DEVICE_ORDER=PCI_BUS_ID, which "
+                             "CUDA needs to number GPUs the same way), GPU UUID or MIG UUID; comma-separated for several")
     parser.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
     parser.add_argument("--cpu-only", action="store_true", help="bind CPUs only, leave memory placement alone")
     parser.add_argument("--allow-unbound", action="store_true",

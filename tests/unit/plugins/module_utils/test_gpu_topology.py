@@ -94,7 +94,9 @@ def test_full_host(tmp_path):
     assert plan["numactl_args"] == ["--cpunodebind=2", "--membind=2"]
     assert plan["numactl"] == "numactl --cpunodebind=2 --membind=2"
     assert plan["taskset"] == "taskset -c 32-47,96-111"
-    assert plan["cuda_visible_devices"] == "3" and plan["uuid"] == gpu3["uuid"]
+    # CUDA's default order is fastest first; the UUID names this GPU whatever the order.
+    assert plan["cuda_visible_devices"] == gpu3["uuid"] == plan["uuid"]
+    assert plan["nvidia_smi_index"] == 3
 
     assert topology["links"]["labels"][:4] == ["GPU0", "GPU1", "GPU2", "GPU3"]
     assert topology["links"]["matrix"]["GPU0"]["NIC0"] == "PIX"
@@ -142,15 +144,35 @@ def test_gpu_memory_as_cpuless_node(tmp_path):
         tmp_path / "again", _query("00000009:01:00.0"), nodes=nodes, pci=pci, rdma={}, numa_balancing=1)["warnings"])
 
 
+SPANNING_TOPO = ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+                 "GPU0\t X \tSYS\t48-63\t6-7\nGPU1\tSYS\t X \t0-15\t0-1\n")
+EIGHT_NODES = dict((n, {"cpus": "%d-%d" % (n * 8, n * 8 + 7), "memory_kib": 1, "distances": []}) for n in range(8))
+
+
 def test_affinity_spanning_nodes(tmp_path):
-    nodes = dict((n, {"cpus": "%d-%d" % (n * 8, n * 8 + 7), "memory_kib": 1, "distances": []}) for n in range(8))
-    pci = {"0000:c1:00.0": {"numa_node": 6, "cpulist": "48-63"}, "0000:01:00.0": {"numa_node": 0, "cpulist": "0-15"}}
-    text = ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
-            "GPU0\t X \tSYS\t48-63\t6-7\nGPU1\tSYS\t X \t0-15\t0-1\n")
-    topology = _build(tmp_path, _query("00000000:C1:00.0", "00000000:01:00.0"), text, nodes=nodes, pci=pci, rdma={})
-    assert topology["gpus"][0]["numa_node"] == 6 and topology["gpus"][0]["numa_affinity"] == [6, 7]
+    """Without a sysfs node, nvidia-smi's span is the binding, and its CPUs the CPU list."""
+    pci = {"0000:01:00.0": {"numa_node": 0, "cpulist": "0-15"}}
+    topology = _build(tmp_path, _query("00000000:C1:00.0", "00000000:01:00.0"), SPANNING_TOPO,
+                      nodes=EIGHT_NODES, pci=pci, rdma={})
+    gpu0 = topology["gpus"][0]
+    assert gpu0["numa_affinity"] == [6, 7] and gpu0["numa_affinity_source"] == "nvidia-smi"
+    assert gpu0["local_cpulist"] == "48-63"
     assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=6-7 --membind=6-7"
-    assert [node["gpus"] for node in topology["numa_nodes"]] == [[1], [1], [], [], [], [], [0], [0]]
+    assert [node["gpus"] for node in topology["numa_nodes"]] == [[1], [], [], [], [], [], [0], [0]]
+    assert topology["warnings"] == []
+
+
+def test_sysfs_node_is_the_one_source_of_binding_and_cpus(tmp_path):
+    """sysfs says node 6 (its local CPUs span 6-7), nvidia-smi says 6-7: both follow sysfs."""
+    pci = {"0000:c1:00.0": {"numa_node": 6, "cpulist": "48-63"}, "0000:01:00.0": {"numa_node": 0, "cpulist": "0-15"}}
+    topology = _build(tmp_path, _query("00000000:C1:00.0", "00000000:01:00.0"), SPANNING_TOPO,
+                      nodes=EIGHT_NODES, pci=pci, rdma={})
+    gpu0, gpu1 = topology["gpus"]
+    assert gpu0["numa_node"] == 6 and gpu0["numa_affinity"] == [6] and gpu0["numa_affinity_source"] == "sysfs"
+    assert gpu0["local_cpulist"] == "48-55" and gpu0["cpus"] == list(range(48, 56))
+    assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=6 --membind=6"
+    assert topology["recommendations"][0]["taskset"] == "taskset -c 48-55"
+    assert gpu1["numa_affinity"] == [0] and gpu1["local_cpulist"] == "0-7"
     assert topology["warnings"] == []
 
 
@@ -180,9 +202,14 @@ def test_without_topo_matrix_nics_come_from_numa_nodes(tmp_path):
 def test_sysfs_and_nvidia_smi_disagree(tmp_path):
     text = "\tGPU0\tCPU Affinity\tNUMA Affinity\nGPU0\t X \t32-47\t2\n"
     topology = _build(tmp_path, _query("00000000:18:00.0"), text)
-    assert topology["gpus"][0]["numa_node"] == 0
-    assert any("sysfs puts it on NUMA node 0 but nvidia-smi reports NUMA affinity 2" in w
-               for w in topology["warnings"])
+    gpu = topology["gpus"][0]
+    assert gpu["numa_node"] == 0
+    assert any("sysfs puts it on NUMA node 0 but nvidia-smi reports NUMA affinity 2; binding and CPUs follow sysfs"
+               in w for w in topology["warnings"])
+    # The node binding and the CPU list come from the same source.
+    assert gpu["numa_affinity"] == [0] and gpu["local_cpulist"] == "0-15,64-79"
+    assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=0 --membind=0"
+    assert topology["recommendations"][0]["taskset_cpus"] == "0-15,64-79"
 
 
 def test_old_driver_without_sysfs_binds_to_the_nodes_of_its_cpus(tmp_path):

@@ -78,7 +78,12 @@ def test_same_inputs_give_the_facts_the_module_gave_there(tmp_path):
         numa_nodes=sysfs_topology.read_numa_nodes(root),
         numa_balancing=0,
     )
-    assert json.loads(json.dumps(topology)) == json.loads(_read("gpu_numa_facts.json"))
+    expected = json.loads(_read("gpu_numa_facts.json"))
+    # Added since the capture: where the binding comes from, and the UUID (not
+    # the index, which needs CUDA_DEVICE_ORDER=PCI_BUS_ID) for CUDA_VISIBLE_DEVICES.
+    expected["gpus"][0]["numa_affinity_source"] = "nvidia-smi"
+    expected["recommendations"][0].update(cuda_visible_devices=expected["gpus"][0]["uuid"], nvidia_smi_index=0)
+    assert json.loads(json.dumps(topology)) == expected
     # sysfs gives no node (VM), nvidia-smi says 0: bind to 0 and say why.
     assert topology["gpus"][0]["numa_node"] is None
     assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=0 --membind=0"

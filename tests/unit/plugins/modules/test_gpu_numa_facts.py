@@ -95,7 +95,8 @@ class Host:
         (self.proc / "sys" / "kernel" / "numa_balancing").write_text(value + "\n")
 
     def args(self, **extra):
-        args = {"nvidia_smi_path": str(self.tool), "sysfs_root": self.sysfs, "proc_root": str(self.proc)}
+        # The host tree: sys/ and proc/ below one root.
+        args = {"nvidia_smi_path": str(self.tool), "root": str(self.dir)}
         args.update(extra)
         return args
 
@@ -193,6 +194,30 @@ def test_topology_failure_is_a_warning(host):
     assert any("topo -m failed" in warning for warning in result["warnings"])
 
 
+def test_hung_topology_keeps_the_gpu_data(host):
+    host.script(
+        "#!/bin/sh\n"
+        'case "$*" in "topo -m") exec sleep 30 ;; esac\n'
+        'key=$(echo "$*" | tr " " "_")\n'
+        'cat "%s/out$key"\n' % host.dir)
+    result = run_module(gpu_numa_facts.main, host.args(timeout=1))
+    assert not result["failed"], result
+    topology = result["ansible_facts"]["gpu_topology"]
+    assert [gpu["pci_bus_id"] for gpu in topology["gpus"]] == ["0000:18:00.0", "0000:2a:00.0", "0000:9a:00.0", "0000:ab:00.0"]
+    assert topology["links"]["matrix"] == {}
+    assert topology["recommendations"][3]["numactl"] == "numactl --cpunodebind=2 --membind=2"
+    assert any("nvidia-smi topo -m did not finish within 1 seconds; links and nearest NICs come from sysfs alone" in w
+               for w in result["warnings"])
+
+
+def test_cuda_visible_devices_is_the_uuid(host):
+    result = run_module(gpu_numa_facts.main, host.args())
+    plans = result["ansible_facts"]["gpu_topology"]["recommendations"]
+    assert [plan["cuda_visible_devices"] for plan in plans] == [
+        "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd" % index for index in range(4)]
+    assert [plan["nvidia_smi_index"] for plan in plans] == [0, 1, 2, 3]
+
+
 def test_hung_tool_times_out(host):
     host.script("#!/bin/sh\nsleep 30\n")
     result = run_module(gpu_numa_facts.main, host.args(timeout=1))
@@ -219,7 +244,7 @@ def _emulated_host(tmp_path, profile):
     proc = tmp_path / "proc" / "sys" / "kernel"
     proc.mkdir(parents=True)
     (proc / "numa_balancing").write_text("0\n")
-    args = {"nvidia_smi_path": str(tool), "sysfs_root": sysfs_root, "proc_root": str(tmp_path / "proc")}
+    args = {"nvidia_smi_path": str(tool), "root": str(tmp_path)}
     return args, api.read_state(state_path), state_path
 
 

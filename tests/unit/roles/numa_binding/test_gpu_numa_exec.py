@@ -258,3 +258,19 @@ def test_real_bound_run_sets_the_memory_policy(tmp_path):
     assert "policy: bind" in done.stdout
     assert "membind: 0 " in done.stdout + " "
     assert "cpubind: 0 " in done.stdout + " "
+
+
+def test_help_says_an_index_needs_the_pci_bus_order(capsys):
+    with pytest.raises(SystemExit):
+        launcher.parse_args(["--help"])
+    out = " ".join(capsys.readouterr()[0].split())
+    assert "GPU index as nvidia-smi numbers it (exported with CUDA_DEVICE_ORDER=PCI_BUS_ID" in out
+
+
+def test_fact_with_uuid_for_cuda_visible_devices(facts, kernel, capsys):
+    """The fact's recommendations name GPUs by UUID; selecting by that UUID binds the same way."""
+    plan = json.loads(facts.read_text())["recommendations"][2]
+    assert plan["cuda_visible_devices"] == "GPU-2"
+    status, out, _err = run(capsys, "--facts", str(facts), "--gpu", plan["cuda_visible_devices"], "--dry-run", "--", "true")
+    assert status == 0
+    assert out == "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=GPU-2 numactl --cpunodebind=2 --membind=2 -- true\n"
