@@ -140,22 +140,20 @@ class Systemctl(object):
 
     def enable(self, unit):
         """Enable unit; returns True when that changed anything."""
-        if self.is_enabled(unit):
-            return False
-        if not self.module.check_mode:
-            rc, out, err = self._call("enable", unit)
-            if rc != 0:
-                self.module.fail_json(msg="systemctl enable %s failed: %s" % (unit, (err or out).strip()))
-        return True
+        return self._set_enabled(unit, True)
 
     def disable(self, unit):
         """Disable unit; returns True when that changed anything."""
-        if not self.is_enabled(unit):
+        return self._set_enabled(unit, False)
+
+    def _set_enabled(self, unit, wanted):
+        if self.is_enabled(unit) == wanted:
             return False
+        verb = "enable" if wanted else "disable"
         if not self.module.check_mode:
-            rc, out, err = self._call("disable", unit)
+            rc, out, err = self._call(verb, unit)
             if rc != 0:
-                self.module.fail_json(msg="systemctl disable %s failed: %s" % (unit, (err or out).strip()))
+                self.module.fail_json(msg="systemctl %s %s failed: %s" % (verb, unit, (err or out).strip()))
         return True
 
     def show(self, units, properties):

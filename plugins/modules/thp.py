@@ -67,7 +67,7 @@ options:
     default: /etc/systemd/system/gpuops-thp.service
 attributes:
   check_mode:
-    description: Reports what would change without writing sysfs, the unit, or calling systemctl.
+    description: Reports what would change without writing sysfs or the unit; systemctl is only asked, never told.
     support: full
   diff_mode:
     description: Shows the live values and the unit file before and after.

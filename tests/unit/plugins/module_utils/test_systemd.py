@@ -46,3 +46,36 @@ def test_timeout_fails_with_the_command_and_the_limit(call):
         call(Systemctl(module, timeout=7))
     assert "/usr/bin/systemctl" in str(failure.value) and "within 7 seconds" in str(failure.value)
     assert module.argv[0][:3] == ["/usr/bin/timeout", "--kill-after=5", "7s"]
+
+
+class AnsweringModule(HungModule):
+    """systemctl answers is-enabled with a fixed state and accepts every change."""
+
+    def __init__(self, state, check_mode=False):
+        super().__init__()
+        self.state = state
+        self.check_mode = check_mode
+
+    def run_command(self, argv, **kwargs):
+        self.argv.append(argv[3:])
+        if argv[4] == "is-enabled":
+            return (0 if self.state == "enabled" else 1), self.state + "\n", ""
+        return 0, "", ""
+
+
+@pytest.mark.parametrize("state, method, changed, calls", [
+    ("enabled", "disable", True, [["/usr/bin/systemctl", "is-enabled", "u"], ["/usr/bin/systemctl", "disable", "u"]]),
+    ("disabled", "disable", False, [["/usr/bin/systemctl", "is-enabled", "u"]]),
+    ("disabled", "enable", True, [["/usr/bin/systemctl", "is-enabled", "u"], ["/usr/bin/systemctl", "enable", "u"]]),
+    ("enabled", "enable", False, [["/usr/bin/systemctl", "is-enabled", "u"]]),
+])
+def test_enable_and_disable_change_only_what_differs(state, method, changed, calls):
+    module = AnsweringModule(state)
+    assert getattr(Systemctl(module), method)("u") is changed
+    assert module.argv == calls
+
+
+def test_disable_in_check_mode_only_asks():
+    module = AnsweringModule("enabled", check_mode=True)
+    assert Systemctl(module).disable("u") is True
+    assert module.argv == [["/usr/bin/systemctl", "is-enabled", "u"]]
