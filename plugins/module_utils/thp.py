@@ -13,6 +13,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
+
 # The values the module documents and accepts. The running kernel has the last
 # word: its sysfs file lists what it takes, and a value it does not list fails.
 CHOICES = {
@@ -24,7 +26,7 @@ SYSFS_DIR = "/sys/kernel/mm/transparent_hugepage"
 UNIT_PATH = "/etc/systemd/system/gpuops-thp.service"
 # The first line of every unit this module writes; a file without it is not ours.
 # Units written by earlier releases (from the role's template) carry the second.
-UNIT_MARKER = "# Managed by gpuops.hardening (thp module); local edits are overwritten."
+UNIT_MARKER = managed_header("thp")
 _OLD_UNIT_MARKER = "of the gpuops.hardening thp role"
 
 # Relative to the THP sysfs directory; ordered as they are applied.

@@ -150,7 +150,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_absent, ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
 CHOICE_SETTINGS = [(name, relative) for name, relative in thp.SETTING_FILES if name in thp.CHOICES]
@@ -225,15 +225,20 @@ def remove_unit(module, path, diffs):
     result = {"path": path, "changed": False, "present": False, "enabled": False, "managed": True}
     if not os.path.lexists(path):
         return result
-    if not thp.is_managed_unit(read_text(path)):
+    text = read_text(path)
+    if not thp.is_managed_unit(text):
         module.warn("%s was not written by gpuops.hardening.thp; left in place although persist is false" % path)
         result.update(present=True, enabled=None, managed=False)
         return result
     systemctl = Systemctl(module, timeout=module.params["timeout"])
     # Disable first: systemctl reads the unit's [Install] section to undo it.
     systemctl.disable(os.path.basename(path))
-    dummy, diff = ensure_absent(module, path)
-    diffs.append(diff)
+    diffs.append({"before_header": path, "after_header": "%s (absent)" % path, "before": text, "after": ""})
+    if not module.check_mode:
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            module.fail_json(msg="could not remove %s: %s" % (path, to_native(exc)))
     systemctl.daemon_reload()
     result["changed"] = True
     return result
