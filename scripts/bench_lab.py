@@ -6,66 +6,22 @@
 Usage: python scripts/bench_lab.py up NODES INVENTORY
        python scripts/bench_lab.py down NODES
 
-Each container is started with the `docker run` options of the first platform
-in molecule/default/molecule.yml, so the bench measures the very node the
-Molecule scenario tests. `up` writes an inventory of the nodes, alternating the
-training and inference profiles, and waits until systemd in each has booted.
+Each container is the lab node of molecule/default/molecule.yml (scripts/lab_node.py).
+`up` writes an inventory of the nodes, alternating the training and inference
+profiles, and waits until systemd in each has booted.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
-import time
 
 import yaml
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MOLECULE_YML = os.path.join(REPO_ROOT, "molecule", "default", "molecule.yml")
+from lab_node import docker_run_argv, lab_platform, wait_booted
+
 PREFIX = "gpuops-bench"
-BOOT_TIMEOUT_S = 60
-
-# Platform keys that do not become a `docker run` option.
-IGNORED_KEYS = {"name", "image", "command", "pre_build_image", "groups"}
-LIST_OPTIONS = {"capabilities": "--cap-add", "security_opts": "--security-opt", "tmpfs": "--tmpfs", "volumes": "--volume"}
-VALUE_OPTIONS = {"network_mode": "--network", "cgroupns_mode": "--cgroupns"}
-
-
-def lab_platform(path=MOLECULE_YML):
-    """The first platform of the Molecule scenario, with ${VAR}s expanded as Molecule does."""
-    with open(path, encoding="utf-8") as handle:
-        config = yaml.safe_load(handle)
-    os.environ["MOLECULE_PROJECT_DIRECTORY"] = REPO_ROOT
-    platform = config["platforms"][0]
-
-    def expand(value):
-        if isinstance(value, list):
-            return [expand(item) for item in value]
-        return os.path.expandvars(value) if isinstance(value, str) else value
-
-    return {key: expand(value) for key, value in platform.items()}
-
-
-def docker_run_argv(platform, name):
-    """`docker run` for one node; fails on a platform key it cannot translate."""
-    unknown = sorted(set(platform) - IGNORED_KEYS - set(LIST_OPTIONS) - set(VALUE_OPTIONS) - {"privileged"})
-    if unknown:
-        raise SystemExit("%s: platform keys the bench cannot translate to docker run: %s" % (MOLECULE_YML, ", ".join(unknown)))
-    argv = ["docker", "run", "--detach", "--name", name, "--hostname", name]
-    for key, flag in sorted(VALUE_OPTIONS.items()):
-        if key in platform:
-            argv += ["%s=%s" % (flag, platform[key])]
-    for key, flag in sorted(LIST_OPTIONS.items()):
-        for item in platform.get(key, []):
-            argv += [flag, item]
-    if platform.get("privileged"):
-        argv.append("--privileged")
-    argv.append(platform["image"])
-    if platform.get("command"):
-        argv += shlex.split(platform["command"])
-    return argv
 
 
 def node_names(nodes):
@@ -75,17 +31,6 @@ def node_names(nodes):
 def down(nodes):
     for name in node_names(nodes):
         subprocess.run(["docker", "rm", "--force", name], capture_output=True, check=False)
-
-
-def wait_booted(name):
-    deadline = time.monotonic() + BOOT_TIMEOUT_S
-    while time.monotonic() < deadline:
-        state = subprocess.run(["docker", "exec", name, "systemctl", "is-system-running"],
-                               capture_output=True, text=True, check=False).stdout.strip()
-        if state in ("running", "degraded"):
-            return
-        time.sleep(1)
-    raise SystemExit("%s: systemd did not finish booting in %ds" % (name, BOOT_TIMEOUT_S))
 
 
 def up(nodes, inventory):
