@@ -32,6 +32,8 @@ gate() {
 }
 
 SECONDS=0
+# Copies of the collection present before the run, so the last gate can tell ours apart.
+python scripts/collection_copies.py snapshot "${STATE_DIR}/collection-copies.json"
 gate lint scripts/lint.sh
 gate sanity scripts/ansible-test.sh sanity
 gate units scripts/ansible-test.sh units
@@ -40,3 +42,4 @@ gate lab lab_up
 gate emulator-in-container python -m pytest -q -p no:cacheprovider tests/gpu_emulator/test_lab_container.py
 gate molecule-default scripts/molecule-scenario.sh default
 gate molecule-kernel scripts/molecule-scenario.sh kernel
+gate no-installed-copy python scripts/collection_copies.py check "${STATE_DIR}/collection-copies.json"

@@ -8,22 +8,12 @@ set -euo pipefail
 "${REPO_ROOT}/scripts/lab/docker-up.sh"
 "${REPO_ROOT}/scripts/lab/build-image.sh"
 
-profiles="$("${VENV}/bin/python" - "${REPO_ROOT}/inventory/lab.yml" <<'PY'
-import sys
-import yaml
-
-def walk(node):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "gpuops_gpu_profile":
-                yield value
-            else:
-                yield from walk(value)
-
-with open(sys.argv[1], encoding="utf-8") as handle:
-    print(" ".join(sorted(set(walk(yaml.safe_load(handle))))))
-PY
-)"
+# ansible-inventory resolves group and host vars as the playbooks see them.
+profiles="$("${VENV}/bin/ansible-inventory" -i "${REPO_ROOT}/inventory/lab.yml" --list | "${VENV}/bin/python" -c '
+import json, sys
+hostvars = json.load(sys.stdin)["_meta"]["hostvars"].values()
+print(" ".join(sorted({v["gpuops_gpu_profile"] for v in hostvars if "gpuops_gpu_profile" in v})))
+')"
 for profile in ${profiles}; do
   out="${STATE_DIR}/sysfs/${profile}"
   rm -rf "${out}"

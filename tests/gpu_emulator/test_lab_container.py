@@ -18,12 +18,14 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+import lab_node  # noqa: E402 pylint: disable=wrong-import-position
+
 IMAGE = os.environ.get("GPUEMU_LAB_IMAGE", "gpuops-lab/debian12:lab")
 PROFILE = "dgx_h100"
 
@@ -43,23 +45,19 @@ def node(tmp_path_factory):
     env = dict(os.environ, PYTHONPATH=HERE)
     subprocess.run([sys.executable, "-m", "gpuemu", "sysfs", "--profile", PROFILE, "--out", sysfs], env=env, check=True)
     name = "emu-lab-%s" % uuid.uuid4().hex[:8]
-    mounts = ["-v", "%s/bus/pci/devices:/sys/bus/pci/devices:ro" % sysfs,
-              "-v", "%s/devices/system/node:/sys/devices/system/node:ro" % sysfs]
+    # The Molecule lab node, with this test's own fake sysfs in place of the lab's.
+    platform = dict(lab_node.lab_platform(), image=IMAGE)
+    lab_sysfs = os.path.join(lab_node.REPO_ROOT, ".lab", "sysfs", PROFILE)
+    volumes = [volume.replace(lab_sysfs, sysfs) for volume in platform["volumes"]]
+    assert volumes != platform["volumes"], "the lab node mounts no %s sysfs: %s" % (PROFILE, platform["volumes"])
     # Docker cannot create a mount point inside sysfs: class/infiniband only goes in
     # where the host kernel has it. The RDMA devices stay visible under their PCI functions.
     if os.path.isdir("/sys/class/infiniband"):
-        mounts += ["-v", "%s/class/infiniband:/sys/class/infiniband:ro" % sysfs]
+        volumes.append("%s/class/infiniband:/sys/class/infiniband:ro" % sysfs)
+    platform["volumes"] = volumes
     try:
-        docker("run", "-d", "--name", name, "--network", "none", "--cap-add", "SYS_ADMIN",
-               "--security-opt", "seccomp=unconfined", "--cgroupns=host",
-               "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--tmpfs", "/run", "--tmpfs", "/run/lock",
-               *mounts, IMAGE, "/lib/systemd/systemd")
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            state = docker("exec", name, "systemctl", "is-system-running", check=False).stdout.strip()
-            if state in ("running", "degraded"):
-                break
-            time.sleep(0.5)
+        docker(*lab_node.docker_run_argv(platform, name)[1:])
+        lab_node.wait_booted(name)
         docker("exec", name, "mkdir", "-p", "/opt/gpuemu")
         for part in ("gpuemu", "profiles"):
             docker("cp", os.path.join(HERE, part), "%s:/opt/gpuemu/%s" % (name, part))
