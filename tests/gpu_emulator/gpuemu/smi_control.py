@@ -20,11 +20,12 @@ def persistence(state, gpus, value):
     wanted = ON_OFF.get(value.upper())
     if wanted is None:
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
-    daemon = runtime.persistenced(state)
+    # Without a reachable daemon socket nvidia-smi falls back to the legacy mode.
+    daemon = runtime.reachable_persistenced(state)
     out = []
     for gpu in gpus:
         if daemon:
-            # With the daemon running, nvidia-smi asks it to change the mode.
+            # With the daemon reachable, nvidia-smi asks it to change the mode.
             daemon["gpus"][gpu["index"]] = wanted
             kind = ""
         else:
