@@ -7,6 +7,16 @@ import os
 import stat
 
 
+EUID_VARIABLE = "GPUEMU_EUID"
+
+
+def effective_uid():
+    """The caller's effective uid; GPUEMU_EUID overrides it so that tests running as
+    root can play an unprivileged user."""
+    forced = os.environ.get(EUID_VARIABLE)
+    return int(forced) if forced not in (None, "") else os.geteuid()
+
+
 def process_alive(pid, marker=None):
     """True when pid runs (not a zombie) and, with a marker, its command line has it."""
     try:

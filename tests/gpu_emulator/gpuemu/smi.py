@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi: option parsing and dispatch to the renderers and controls."""
 
-from . import pci, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, smi_xml, state as state_file, texts
+from . import pci, runtime, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, smi_xml, state as state_file, texts
 
 OPTIONS = {
     "-i": "id", "--id": "id",
@@ -144,6 +144,9 @@ def _change(options, state_path):
         gpus, error = select_gpus(live, options.get("id"))
         if error:
             return error
+        if runtime.effective_uid() != 0:
+            key = next(key for key in CHANGES if key in options)
+            return smi_control.denied(gpus, key, options.get(key) if key != "reset" else "")
         if "pm" in options:
             return smi_control.persistence(live, gpus, options["pm"])
         if "compute" in options:

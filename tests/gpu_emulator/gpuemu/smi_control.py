@@ -111,5 +111,20 @@ def reset(state, gpus):
     return texts.RC_OK, "".join(out)
 
 
+def denied(gpus, key, value):
+    """What a non-root setter prints: nvidia-smi stops at the first GPU it may not change.
+    A malformed value is still refused as such first."""
+    choices = COMPUTE_MODES if key == "compute" else ON_OFF
+    if key != "reset" and value.upper() not in choices:
+        return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+    if key == "reset":
+        out = "The following GPUs could not be reset:\n"
+        out += "".join("  GPU %s: %s\n" % (_bus_id(gpu), texts.INSUFFICIENT_PERMISSIONS) for gpu in gpus)
+        return texts.RC_NO_PERMISSION, out
+    if key == "mig":
+        key = "mig_enable" if ON_OFF[value.upper()] else "mig_disable"
+    return texts.RC_NO_PERMISSION, (texts.SETTER_DENIED[key] % _bus_id(gpus[0])) + texts.TERMINATING
+
+
 def _bus_id(gpu):
     return pci.smi_id(gpu["pci_bus_id"])
