@@ -78,3 +78,6 @@ PERSISTENCED_BAD_OPTION = ('nvidia-persistenced: unrecognized option: "%s"\n\n'
 
 MPS_NO_DAEMON = "Cannot find MPS control daemon process\n"
 MPS_ALREADY_RUNNING = "An instance of this daemon is already running\n"
+# Assumptions (no source shows the real texts): -multiuser-server refused.
+MPS_MULTIUSER_NEEDS_ROOT = "The MPS multi-user server must be started by the superuser\n"
+MPS_MULTIUSER_NOT_SUPPORTED = "The MPS multi-user server is not supported on GPUs older than Volta\n"
