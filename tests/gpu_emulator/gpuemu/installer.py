@@ -28,7 +28,6 @@ sys.exit(main({tool!r}, sys.argv[1:]))
 """
 
 
-
 def _under(root, path):
     return os.path.join(root, path.lstrip("/"))
 

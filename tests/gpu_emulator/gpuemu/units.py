@@ -17,25 +17,25 @@ _INSTALL = "\n[Install]\nWantedBy=multi-user.target\n"
 UNITS = {
     # A widespread hand-written unit (PIDFile, Restart=always, --verbose); the emulator's
     # historical default, shipped by no package.
-    "default": _HEAD % "" + "PIDFile=/var/run/nvidia-persistenced/nvidia-persistenced.pid\nRestart=always\n"
-               "ExecStart=/usr/bin/nvidia-persistenced --verbose\n" + _STOP + _INSTALL,
+    "default": (_HEAD % "" + "PIDFile=/var/run/nvidia-persistenced/nvidia-persistenced.pid\nRestart=always\n"
+                "ExecStart=/usr/bin/nvidia-persistenced --verbose\n" + _STOP + _INSTALL),
     # NVIDIA/nvidia-persistenced init/systemd/nvidia-persistenced.service.template, with
     # __USER__ as its install.sh fills it in.
-    "upstream": _HEAD % "IgnoreOnIsolate=true\n" + "ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced\n"
-                + _STOP + _INSTALL,
+    "upstream": (_HEAD % "IgnoreOnIsolate=true\n" + "ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced\n"
+                 + _STOP + _INSTALL),
     # Debian's nvidia-persistenced package (debian/nvidia-persistenced.service, bookworm):
     # runs as its own user nvpd in group video. Its ExecStartPre lines, which create the
     # run directory for nvpd, are left out: the lab has no nvpd user.
-    "debian": _HEAD % "" + "ExecStart=/usr/bin/nvidia-persistenced --user nvpd --group video\n" + _STOP
-              + "TimeoutStopSec=2\n" + _INSTALL,
+    "debian": (_HEAD % "" + "ExecStart=/usr/bin/nvidia-persistenced --user nvpd --group video\n" + _STOP
+               + "TimeoutStopSec=2\n" + _INSTALL),
     # Ubuntu's driver packages (canonical/nvidia-graphics-drivers debian/nvidia-persistenced.service):
     # static, no [Install]; the udev rule below starts it when the nvidia module loads.
-    "ubuntu": _HEAD % "" + "ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose\n"
-              + _STOP,
+    "ubuntu": (_HEAD % "" + "ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose\n"
+               + _STOP),
     # NVIDIA's own Ubuntu packaging in the CUDA repository
     # (NVIDIA/ubuntu-packaging-nvidia-driver debian/nvidia-persistenced.service): static too.
-    "nvidia-ubuntu": _HEAD % "" + "ExecStart=/usr/bin/nvidia-persistenced --user root --no-persistence-mode --verbose\n"
-                     + _STOP + "TimeoutSec=300\n",
+    "nvidia-ubuntu": (_HEAD % "" + "ExecStart=/usr/bin/nvidia-persistenced --user root --no-persistence-mode --verbose\n"
+                      + _STOP + "TimeoutSec=300\n"),
 }
 # "masked": the upstream unit, masked by a link to /dev/null in /etc/systemd/system.
 FLAVOURS = tuple(UNITS) + ("masked",)
