@@ -117,6 +117,9 @@ def run(state, argv, state_path):
     if options.get("version"):
         return texts.RC_OK, _version(state)
     if any(key in options for key in CHANGES):
+        if runtime.effective_uid() != 0:
+            # Refused before the state is touched: an unprivileged user cannot write it.
+            return _denied(state, options)
         return _change(options, state_path)
     gpus, error = select_gpus(state, options.get("id"))
     if error:
@@ -139,14 +142,19 @@ def run(state, argv, state_path):
     return texts.RC_OK, smi_summary.render(state, gpus)
 
 
+def _denied(state, options):
+    gpus, error = select_gpus(state, options.get("id"))
+    if error:
+        return error
+    key = next(key for key in CHANGES if key in options)
+    return smi_control.denied(gpus, key, options.get(key) if key != "reset" else "")
+
+
 def _change(options, state_path):
     with state_file.editing(state_path) as live:
         gpus, error = select_gpus(live, options.get("id"))
         if error:
             return error
-        if runtime.effective_uid() != 0:
-            key = next(key for key in CHANGES if key in options)
-            return smi_control.denied(gpus, key, options.get(key) if key != "reset" else "")
         if "pm" in options:
             return smi_control.persistence(live, gpus, options["pm"])
         if "compute" in options:

@@ -6,6 +6,8 @@ exit code 4 (nvidia-smi(1), RETURN VALUE), and change nothing; queries still wor
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
@@ -45,3 +47,10 @@ def test_root_may_change_settings(make_state, smi):
     path = make_state("a100_8x_mig")
     assert smi(path, "-i", "0", "-pm", "1", env={"GPUEMU_EUID": "0"})[0] == 0
     assert query(smi, path, "persistence_mode") == "Enabled"
+
+
+def test_refusal_does_not_need_write_access_to_the_state(make_state, smi):
+    path = make_state("a100_8x_mig")
+    # An unprivileged user cannot create the state's lock file.
+    os.makedirs(path + ".lock")
+    assert smi(path, "-i", "0", "-pm", "1", env=USER)[0] == 4
