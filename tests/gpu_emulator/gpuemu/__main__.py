@@ -6,7 +6,7 @@
 import argparse
 import sys
 
-from . import catalog, cli, installer, state as state_file, sysfs
+from . import catalog, cli, installer, state as state_file, sysfs, units
 
 
 def _parser():
@@ -17,6 +17,8 @@ def _parser():
     install.add_argument("--root", default="/")
     install.add_argument("--state", default=state_file.DEFAULT_PATH)
     install.add_argument("--omit", action="append", default=[], choices=cli.TOOLS, help="leave this tool out (as if not installed)")
+    install.add_argument("--persistenced-unit", choices=units.FLAVOURS, default=None,
+                         help="the nvidia-persistenced unit flavour (default: the profile's, else 'default')")
     tree = commands.add_parser("sysfs", help="write a fake sysfs tree for a profile")
     tree.add_argument("--profile", required=True)
     tree.add_argument("--out", required=True)
@@ -37,7 +39,7 @@ def main(argv):
         return cli.main(argv[1], argv[2:])
     args = _parser().parse_args(argv)
     if args.command == "install":
-        changed = installer.install(args.profile, args.root, args.state, args.omit)
+        changed = installer.install(args.profile, args.root, args.state, args.omit, unit=args.persistenced_unit)
         for path in changed:
             print("changed: %s" % path)
         if not changed:

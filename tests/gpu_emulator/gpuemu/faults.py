@@ -14,6 +14,10 @@
     gpu_busy   [gpu index, ...]              a client holds the GPU (reset refused, MIG
                                              mode changes stay pending, -cgi refused)
     reset_fail {"<gpu index>": "reason"}     nvidia-smi -r fails with that reason
+    persistenced_socket "unreachable"        nvidia-persistenced runs but its socket does
+                                             not answer: nvidia-smi reads its persistence
+                                             as Disabled, -pm falls back to Legacy, and the
+                                             daemon's GPUs block -r and -mig (runtime.py)
 """
 
 import signal

@@ -2,17 +2,16 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Installs the emulated tools into a node (or under --root): wrapper executables,
-the state file, /dev/nvidia* nodes and the nvidia-persistenced unit the driver
-packaging ships. Re-running changes nothing and never resets an existing state."""
+the state file, /dev/nvidia* nodes and an nvidia-persistenced unit of one of the
+flavours in units.py. Re-running changes nothing and never resets an existing state."""
 
 import os
 import stat
 import sys
 
-from . import catalog, cli, state as state_file
+from . import catalog, cli, state as state_file, units
 
 BIN_DIR = "usr/bin"
-UNIT_PATH = "lib/systemd/system/nvidia-persistenced.service"
 NVIDIA_MAJOR = 195
 CTL_MINOR = 255
 
@@ -26,21 +25,6 @@ sys.path.insert(0, {package_parent!r})
 {state_default}from gpuemu.cli import main
 
 sys.exit(main({tool!r}, sys.argv[1:]))
-"""
-
-UNIT = """[Unit]
-Description=NVIDIA Persistence Daemon
-Wants=syslog.target
-
-[Service]
-Type=forking
-PIDFile=/var/run/nvidia-persistenced/nvidia-persistenced.pid
-Restart=always
-ExecStart=/usr/bin/nvidia-persistenced --verbose
-ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
-
-[Install]
-WantedBy=multi-user.target
 """
 
 
@@ -77,8 +61,54 @@ def _device_node(path, minor):
     return True
 
 
-def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), python=None):
-    """Returns the list of paths changed."""
+def _mask(path):
+    if os.path.islink(path) and os.readlink(path) == os.devnull:
+        return False
+    if os.path.lexists(path):
+        os.unlink(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.symlink(os.devnull, path)
+    return True
+
+
+def _remove_own(path, content):
+    """Remove a file only while it holds exactly what the installer wrote."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() != content:
+                return False
+    except OSError:
+        return False
+    os.unlink(path)
+    return True
+
+
+def _persistenced_unit(root, flavour):
+    """Lay down the unit flavour. The udev rule of the ubuntu flavour goes when another
+    flavour is installed; a mask is never lifted, as `systemctl unmask` is the
+    node's (or a role's) decision."""
+    changed = []
+    unit = _under(root, units.UNIT_PATH)
+    if _write_if_changed(unit, units.unit_text(flavour), 0o644):
+        changed.append(unit)
+    mask = _under(root, units.MASK_PATH)
+    if flavour == "masked" and _mask(mask):
+        changed.append(mask)
+    rules = _under(root, units.UDEV_RULES_PATH)
+    if flavour == "ubuntu":
+        if _write_if_changed(rules, units.UBUNTU_UDEV_RULES, 0o644):
+            changed.append(rules)
+    elif _remove_own(rules, units.UBUNTU_UDEV_RULES):
+        changed.append(rules)
+    return changed
+
+
+def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), python=None, unit=None):
+    """Returns the list of paths changed. unit picks the nvidia-persistenced unit
+    flavour (units.FLAVOURS); without it, the profile's persistenced_unit or "default"."""
+    flavour = unit or catalog.load_profile(profile).get("persistenced_unit") or "default"
+    if flavour not in units.FLAVOURS:
+        raise ValueError("unknown unit flavour %r; known: %s" % (flavour, ", ".join(units.FLAVOURS)))
     changed = []
     package_parent = os.path.dirname(catalog.PACKAGE_DIR)
     full_state = _under(root, state_path)
@@ -106,7 +136,5 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
         path = _under(root, "dev/nvidia%d" % gpu["minor_number"])
         if _device_node(path, gpu["minor_number"]):
             changed.append(path)
-    unit = _under(root, UNIT_PATH)
-    if _write_if_changed(unit, UNIT, 0o644):
-        changed.append(unit)
+    changed += _persistenced_unit(root, flavour)
     return changed

@@ -2,23 +2,29 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-cuda-mps-control: the control daemon (-d in the background, -f in the
-foreground) and the client that sends it commands read from stdin.
+foreground, optionally -multiuser-server) and the client that sends it commands read
+from stdin (mps_commands.py answers them).
 
 The daemon listens on the unix socket $CUDA_MPS_PIPE_DIRECTORY/control (default
-/tmp/nvidia-mps) and logs to $CUDA_MPS_LOG_DIRECTORY/control.log (default
-/var/log/nvidia-mps), as the real one does.
+/tmp/nvidia-mps), writes its pid to nvidia-cuda-mps-control.pid there and logs to
+$CUDA_MPS_LOG_DIRECTORY/control.log (default /var/log/nvidia-mps), as the real one
+does (MPS guide, environment variables and logging appendices).
 """
 
-import datetime
 import os
 import socket
 import sys
 
-from . import daemon, runtime, state as state_file, texts
+from . import catalog, daemon, runtime, state as state_file, texts
+from .mps_commands import Controller
 
 DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"
 DEFAULT_LOG_DIRECTORY = "/var/log/nvidia-mps"
-USAGE = "Usage: nvidia-cuda-mps-control [-d | -f]\n"
+USAGE = "Usage: nvidia-cuda-mps-control [-d | -f] [-multiuser-server]\n"
+PID_FILE = "nvidia-cuda-mps-control.pid"
+MULTIUSER = "-multiuser-server"
+# First compute capability of Volta, the architecture the multi-user server needs.
+VOLTA = (7, 0)
 
 
 def directories(environ):
@@ -47,65 +53,6 @@ def _ask(pipe_dir, command):
     return b"".join(chunks).decode("utf-8")
 
 
-class Controller(object):
-    """The daemon's settings and its answers to control commands."""
-
-    def __init__(self, pipe_dir, log_dir, echo=None):
-        self.pipe_dir = pipe_dir
-        self.log_path = os.path.join(log_dir, "control.log")
-        self.echo = echo
-        self.active_thread_percentage = "100.0"
-        self.pinned_mem_limits = {}
-        self.servers = []
-
-    def log(self, message):
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-        line = "[%s Control %5d] %s\n" % (stamp, os.getpid(), message)
-        with open(self.log_path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-        if self.echo:
-            self.echo.write(line)
-            self.echo.flush()
-
-    def answer(self, line):
-        """(reply text, keep running)."""
-        words = line.split()
-        if not words:
-            return "", True
-        self.log("Cmd:%s" % " ".join(words))
-        command, args = words[0], words[1:]
-        if command == "quit":
-            self.log("Exit")
-            return "", False
-        if command == "get_server_list":
-            return "".join("%d\n" % s["pid"] for s in self.servers), True
-        if command == "start_server" and args[:1] == ["-uid"] and len(args) == 2:
-            pid = os.getpid() + 1 + len(self.servers)
-            self.servers.append({"pid": pid, "uid": int(args[1])})
-            self.log("Starting new server %d for user %s" % (pid, args[1]))
-            return "", True
-        if command == "shutdown_server" and args:
-            self.servers = [s for s in self.servers if str(s["pid"]) != args[0]]
-            return "", True
-        if command == "set_default_active_thread_percentage" and len(args) == 1:
-            try:
-                value = float(args[0])
-            except ValueError:
-                value = -1.0
-            if not 0 <= value <= 100:
-                return "Invalid percentage value\n", True
-            self.active_thread_percentage = "%.1f" % value
-            return self.active_thread_percentage + "\n", True
-        if command == "get_default_active_thread_percentage":
-            return self.active_thread_percentage + "\n", True
-        if command == "set_default_device_pinned_mem_limit" and len(args) == 2:
-            self.pinned_mem_limits[args[0]] = args[1]
-            return "", True
-        if command == "get_default_device_pinned_mem_limit" and len(args) == 1:
-            return self.pinned_mem_limits.get(args[0], "0") + "\n", True
-        return "", True
-
-
 def _record(state_path, entry, add):
     """Note the daemon in the state file (best effort: MPS runs without GPU state too)."""
     try:
@@ -116,7 +63,8 @@ def _record(state_path, entry, add):
         pass
 
 
-def _serve(report, state_path, pipe_dir, log_dir, echo):
+def _serve(report, state_path, environ, echo, multiuser):
+    pipe_dir, log_dir = directories(environ)
     runtime.set_process_name("nvidia-cuda-mps")
     runtime.mkdirs(pipe_dir)
     runtime.mkdirs(log_dir)
@@ -126,16 +74,21 @@ def _serve(report, state_path, pipe_dir, log_dir, echo):
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(16)
-    controller = Controller(pipe_dir, log_dir, echo)
+    pid_path = os.path.join(pipe_dir, PID_FILE)
+    with open(pid_path, "w", encoding="utf-8") as handle:
+        handle.write("%d\n" % os.getpid())
+    controller = Controller(pipe_dir, log_dir, environ, state_path, echo, multiuser)
     controller.log("Starting control daemon using socket %s" % socket_path)
     controller.log("To connect CUDA applications to this daemon, set env CUDA_MPS_PIPE_DIRECTORY=%s" % pipe_dir)
-    entry = {"pid": os.getpid(), "pipe_dir": pipe_dir, "log_dir": log_dir}
+    entry = {"pid": os.getpid(), "pipe_dir": pipe_dir, "log_dir": log_dir, "multiuser": multiuser}
     _record(state_path, entry, True)
 
     def stop():
+        controller.shutdown()
         _record(state_path, entry, False)
-        if os.path.exists(socket_path):
-            os.unlink(socket_path)
+        for path in (socket_path, pid_path):
+            if os.path.exists(path):
+                os.unlink(path)
         sys.exit(0)
 
     daemon.on_stop(stop)
@@ -157,28 +110,34 @@ def _serve(report, state_path, pipe_dir, log_dir, echo):
     stop()
 
 
+def _multiuser_refusal(state_path):
+    """-multiuser-server needs root (MPS guide: "start the control daemon under
+    superuser") and Volta or newer GPUs. Assumption: no source shows the real
+    refusal texts; these are the emulator's."""
+    if runtime.effective_uid() != 0:
+        return texts.MPS_MULTIUSER_NEEDS_ROOT
+    try:
+        state = state_file.load(state_path)
+    except (OSError, ValueError):
+        return None
+    for gpu in state["gpus"]:
+        major, _dot, minor = catalog.model(gpu["model"])["compute_cap"].partition(".")
+        if (int(major), int(minor or 0)) < VOLTA:
+            return texts.MPS_MULTIUSER_NOT_SUPPORTED
+    return None
+
+
 def main(argv, state_path, environ, stdin, stdout, stderr):
-    pipe_dir, log_dir = directories(environ)
+    pipe_dir = directories(environ)[0]
     # The real tool spells its long foreground option "--forground".
     argv = [{"--daemon": "-d", "--forground": "-f", "--foreground": "-f"}.get(a, a) for a in argv]
     if argv in (["-h"], ["--help"]):
         stdout.write(USAGE)
         return 0
-    if argv in (["-d"], ["-f"]):
-        if _ask(pipe_dir, "") is not None:
-            stderr.write(texts.MPS_ALREADY_RUNNING)
-            return 1
-        if argv == ["-f"]:
-            try:
-                _serve(lambda error: None, state_path, pipe_dir, log_dir, stdout)
-            except SystemExit:
-                pass
-            return 0
-        ok, message = daemon.detach(lambda report: _serve(report, state_path, pipe_dir, log_dir, None))
-        if not ok:
-            stderr.write(message)
-            return 1
-        return 0
+    multiuser = MULTIUSER in argv
+    mode = [a for a in argv if a != MULTIUSER]
+    if mode in (["-d"], ["-f"]) and argv.count(MULTIUSER) <= 1:
+        return _start(mode[0], multiuser, state_path, environ, stdout, stderr)
     if argv:
         stderr.write(USAGE)
         return 1
@@ -190,4 +149,25 @@ def main(argv, state_path, environ, stdin, stdout, stderr):
             stderr.write(texts.MPS_NO_DAEMON)
             return 1
         stdout.write(reply)
+    return 0
+
+
+def _start(mode, multiuser, state_path, environ, stdout, stderr):
+    if _ask(directories(environ)[0], "") is not None:
+        stderr.write(texts.MPS_ALREADY_RUNNING)
+        return 1
+    refusal = _multiuser_refusal(state_path) if multiuser else None
+    if refusal:
+        stderr.write(refusal)
+        return 1
+    if mode == "-f":
+        try:
+            _serve(lambda error: None, state_path, environ, stdout, multiuser)
+        except SystemExit:
+            pass
+        return 0
+    ok, message = daemon.detach(lambda report: _serve(report, state_path, environ, None, multiuser))
+    if not ok:
+        stderr.write(message)
+        return 1
     return 0

@@ -4,6 +4,17 @@
 """Live facts derived from the state: which daemons really run, who holds a GPU."""
 
 import os
+import stat
+
+
+EUID_VARIABLE = "GPUEMU_EUID"
+
+
+def effective_uid():
+    """The caller's effective uid; GPUEMU_EUID overrides it so that tests running as
+    root can play an unprivileged user."""
+    forced = os.environ.get(EUID_VARIABLE)
+    return int(forced) if forced not in (None, "") else os.geteuid()
 
 
 def process_alive(pid, marker=None):
@@ -32,8 +43,29 @@ def persistenced(state):
     return None
 
 
-def persistence_enabled(state, gpu):
+def socket_reachable(state, daemon):
+    """nvidia-smi talks to the daemon through <run_dir>/socket; the fault
+    persistenced_socket="unreachable" models a daemon that runs but whose socket does
+    not answer (a container without /run/nvidia-persistenced mounted: NVIDIA/mig-parted
+    #259, NVIDIA/dgx-selinux #3)."""
+    if state["faults"].get("persistenced_socket") == "unreachable":
+        return False
+    try:
+        return stat.S_ISSOCK(os.stat(os.path.join(daemon["run_dir"], "socket")).st_mode)
+    except (OSError, KeyError, TypeError):
+        return False
+
+
+def reachable_persistenced(state):
+    """The running daemon when nvidia-smi can reach its socket, else None."""
     daemon = persistenced(state)
+    return daemon if daemon and socket_reachable(state, daemon) else None
+
+
+def persistence_enabled(state, gpu):
+    """Without the socket nvidia-smi cannot see the daemon's persistence and reports
+    it Disabled (NVIDIA/dgx-selinux #3: "Persistence Mode is reported as Off")."""
+    daemon = reachable_persistenced(state)
     through_daemon = bool(daemon and daemon["gpus"][gpu["index"]])
     return bool(gpu.get("persistence_legacy")) or through_daemon
 
@@ -57,9 +89,16 @@ def has_clients(state, gpu):
 
 
 def is_held(state, gpu):
-    """Anything attached to the GPU, persistence included: a reset is refused and a
-    MIG mode change stays pending."""
-    return has_clients(state, gpu) or persistence_enabled(state, gpu)
+    """Anything attached to the GPU: a reset is refused and a MIG mode change stays
+    pending. Legacy persistence mode holds the GPU (NVIDIA/NVSentinel #1690: the reset
+    is refused until `-pm 0`). A running nvidia-persistenced does not, as long as its
+    socket answers: nvidia-smi asks it to let go of the GPU for the reset
+    (NVIDIA/gpu-operator #118, NVIDIA/mig-parted #259). When the socket does not
+    answer, the daemon's own handle on the GPU blocks the reset."""
+    if has_clients(state, gpu) or gpu.get("persistence_legacy"):
+        return True
+    daemon = persistenced(state)
+    return bool(daemon and daemon["gpus"][gpu["index"]] and not socket_reachable(state, daemon))
 
 
 def set_process_name(name):

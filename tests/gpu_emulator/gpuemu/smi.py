@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi: option parsing and dispatch to the renderers and controls."""
 
-from . import pci, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, smi_xml, state as state_file, texts
+from . import pci, runtime, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, smi_xml, state as state_file, texts
 
 OPTIONS = {
     "-i": "id", "--id": "id",
@@ -117,6 +117,9 @@ def run(state, argv, state_path):
     if options.get("version"):
         return texts.RC_OK, _version(state)
     if any(key in options for key in CHANGES):
+        if runtime.effective_uid() != 0:
+            # Refused before the state is touched: an unprivileged user cannot write it.
+            return _denied(state, options)
         return _change(options, state_path)
     gpus, error = select_gpus(state, options.get("id"))
     if error:
@@ -137,6 +140,14 @@ def run(state, argv, state_path):
         # Only the XML form of -q is emulated.
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
     return texts.RC_OK, smi_summary.render(state, gpus)
+
+
+def _denied(state, options):
+    gpus, error = select_gpus(state, options.get("id"))
+    if error:
+        return error
+    key = next(key for key in CHANGES if key in options)
+    return smi_control.denied(gpus, key, options.get(key) if key != "reset" else "")
 
 
 def _change(options, state_path):

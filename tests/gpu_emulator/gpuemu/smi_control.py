@@ -20,11 +20,12 @@ def persistence(state, gpus, value):
     wanted = ON_OFF.get(value.upper())
     if wanted is None:
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
-    daemon = runtime.persistenced(state)
+    # Without a reachable daemon socket nvidia-smi falls back to the legacy mode.
+    daemon = runtime.reachable_persistenced(state)
     out = []
     for gpu in gpus:
         if daemon:
-            # With the daemon running, nvidia-smi asks it to change the mode.
+            # With the daemon reachable, nvidia-smi asks it to change the mode.
             daemon["gpus"][gpu["index"]] = wanted
             kind = ""
         else:
@@ -108,6 +109,21 @@ def reset(state, gpus):
         state_file.reset_gpu(gpu)
         out.append("GPU %s was successfully reset.\n" % _bus_id(gpu))
     return texts.RC_OK, "".join(out)
+
+
+def denied(gpus, key, value):
+    """What a non-root setter prints: nvidia-smi stops at the first GPU it may not change.
+    A malformed value is still refused as such first."""
+    choices = COMPUTE_MODES if key == "compute" else ON_OFF
+    if key != "reset" and value.upper() not in choices:
+        return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+    if key == "reset":
+        out = "The following GPUs could not be reset:\n"
+        out += "".join("  GPU %s: %s\n" % (_bus_id(gpu), texts.INSUFFICIENT_PERMISSIONS) for gpu in gpus)
+        return texts.RC_NO_PERMISSION, out
+    if key == "mig":
+        key = "mig_enable" if ON_OFF[value.upper()] else "mig_disable"
+    return texts.RC_NO_PERMISSION, (texts.SETTER_DENIED[key] % _bus_id(gpus[0])) + texts.TERMINATING
 
 
 def _bus_id(gpu):

@@ -27,7 +27,8 @@ def path_from_env(explicit=None):
 
 
 def empty_faults():
-    return {"missing": [], "hang": [], "exit": {}, "driver": None, "gpu_busy": [], "reset_fail": {}}
+    return {"missing": [], "hang": [], "exit": {}, "driver": None, "gpu_busy": [], "reset_fail": {},
+            "persistenced_socket": None}
 
 
 def new(profile_name):

@@ -9,6 +9,7 @@ RC_OK = 0
 RC_INVALID_ARGUMENT = 2
 RC_NOT_SUPPORTED = 3
 RC_QUERY_FAILED = 6
+RC_NO_PERMISSION = 4
 RC_DRIVER_NOT_LOADED = 9
 RC_OTHER = 255
 RC_COMMAND_NOT_FOUND = 127
@@ -50,6 +51,19 @@ MIG_PENDING_IN_USE = (
     "processes using the device and retry the command or reboot the system to make MIG mode effective.\n"
 )
 MIG_PENDING_RESET = "Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU %s\n"
+# A setter run by a non-root user. The -pm line is the real one (a captured session,
+# "Unable to set persistence mode for GPU ...: Insufficient Permissions"); -c and -mig
+# follow the same "Unable to ... for GPU <id>: <NVML error>" form nvidia-smi uses for
+# their other failures, and -r the reset failure list. Exit code 4 is nvidia-smi(1)'s
+# "the current user does not have permission to access this device or perform this
+# operation".
+INSUFFICIENT_PERMISSIONS = "Insufficient Permissions"
+SETTER_DENIED = {
+    "pm": "Unable to set persistence mode for GPU %s: " + INSUFFICIENT_PERMISSIONS + "\n",
+    "compute": "Unable to set the compute mode for GPU %s: " + INSUFFICIENT_PERMISSIONS + "\n",
+    "mig_enable": "Unable to enable MIG Mode for GPU %s: " + INSUFFICIENT_PERMISSIONS + "\n",
+    "mig_disable": "Unable to disable MIG Mode for GPU %s: " + INSUFFICIENT_PERMISSIONS + "\n",
+}
 TERMINATING = "Terminating early due to previous errors.\n"
 TREATING_AS_WARNING = "Treating as warning and moving on.\n"
 
@@ -64,3 +78,6 @@ PERSISTENCED_BAD_OPTION = ('nvidia-persistenced: unrecognized option: "%s"\n\n'
 
 MPS_NO_DAEMON = "Cannot find MPS control daemon process\n"
 MPS_ALREADY_RUNNING = "An instance of this daemon is already running\n"
+# Assumptions (no source shows the real texts): -multiuser-server refused.
+MPS_MULTIUSER_NEEDS_ROOT = "The MPS multi-user server must be started by the superuser\n"
+MPS_MULTIUSER_NOT_SUPPORTED = "The MPS multi-user server is not supported on GPUs older than Volta\n"

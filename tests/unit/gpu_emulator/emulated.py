@@ -21,6 +21,17 @@ def single_gpu(model, bus_id, mig="Disabled"):
     return _edit
 
 
+def query(smi, path, fields, gpu="0"):
+    """One GPU's --query-gpu values, csv without header."""
+    rc, out, _err = smi(path, "-i", gpu, "--query-gpu=" + fields, "--format=csv,noheader")
+    assert rc == 0
+    return out.strip()
+
+
+def enable_mig(state, index=0):
+    state["gpus"][index]["mig"] = {"current": "Enabled", "pending": "Enabled"}
+
+
 def body_lines(text):
     """Lines without trailing blanks, and without the blank lines at the end."""
     lines = [line.rstrip() for line in text.splitlines()]

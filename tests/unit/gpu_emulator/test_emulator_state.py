@@ -12,17 +12,7 @@ import time
 import pytest
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
-from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import single_gpu
-
-
-def query(smi, path, fields, gpu="0"):
-    rc, out, _err = smi(path, "-i", gpu, "--query-gpu=" + fields, "--format=csv,noheader")
-    assert rc == 0
-    return out.strip()
-
-
-def enable_mig(state, index=0):
-    state["gpus"][index]["mig"] = {"current": "Enabled", "pending": "Enabled"}
+from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, query, single_gpu
 
 
 def test_profiles_are_the_documented_ones():
@@ -226,8 +216,8 @@ def test_persistence_follows_the_daemon(make_state, smi):
     # nvidia-smi -pm goes through the daemon.
     assert smi(path, "-i", "2", "-pm", "0")[1] == "Disabled persistence mode for GPU 00000000:98:00.0.\nAll done.\n"
     assert query(smi, path, "persistence_mode", "2") == "Disabled"
-    # The daemon holds the GPUs it keeps persistent.
-    assert smi(path, "-i", "0", "-r")[0] == 255
+    # nvidia-smi coordinates the reset with the daemon through its socket.
+    assert smi(path, "-i", "0", "-r") == (0, "GPU 00000000:17:00.0 was successfully reset.\n", "")
     api.stop_daemons(path)
     assert not os.path.exists(os.path.join(run_dir, "nvidia-persistenced.pid"))
     assert query(smi, path, "persistence_mode", "0,1,2,3").splitlines() == ["Disabled"] * 4
