@@ -156,6 +156,15 @@ class Systemctl(object):
                 self.module.fail_json(msg="systemctl %s %s failed: %s" % (verb, unit, (err or out).strip()))
         return True
 
+    def start(self, unit, restart=False):
+        """Start unit, or restart it so that changed unit files take effect (not in check mode)."""
+        verb = "restart" if restart else "start"
+        if self.module.check_mode:
+            return
+        rc, out, err = self._call(verb, unit)
+        if rc != 0:
+            self.module.fail_json(msg="systemctl %s %s failed: %s" % (verb, unit, (err or out).strip()))
+
     def show(self, units, properties):
         """Properties of units (of the manager itself when units is empty), one dict each.
 

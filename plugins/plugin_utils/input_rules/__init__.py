@@ -18,6 +18,7 @@ __metaclass__ = type
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     memlock,
     numa_binding,
+    persistenced,
     sysctl,
     thp,
 )
@@ -25,6 +26,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 RULES = {
     "memlock": memlock,
     "numa_binding": numa_binding,
+    "persistenced": persistenced,
     "sysctl": sysctl,
     "thp": thp,
 }

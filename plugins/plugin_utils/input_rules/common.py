@@ -22,6 +22,14 @@ def bad(name, value, allowed):
     return "%s: got %s; allowed: %s" % (name, shown(value), allowed)
 
 
+def seconds_errors(inputs, name, low=1, high=600):
+    """The error for an integer input of seconds outside low..high (none for other types: the spec reports those)."""
+    value = inputs.get(name)
+    if isinstance(value, int) and not low <= value <= high:
+        return [bad(name, value, "an integer from %d to %d (seconds)" % (low, high))]
+    return []
+
+
 def no_rules(inputs, given, profile_entry):  # pylint: disable=unused-argument
     return []
 

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, unchanged
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, seconds_errors, unchanged
 
 REMOVED = {}
 
@@ -18,11 +18,7 @@ _ABSOLUTE_FILE = re.compile(r"^/\S*[^/\s]$")
 
 
 def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument
-    found = []
-    timeout = inputs.get("numa_binding_nvidia_smi_timeout")
-    low, high = TIMEOUT_RANGE
-    if isinstance(timeout, int) and not low <= timeout <= high:
-        found.append(bad("numa_binding_nvidia_smi_timeout", timeout, "an integer from %d to %d (seconds)" % TIMEOUT_RANGE))
+    found = seconds_errors(inputs, "numa_binding_nvidia_smi_timeout", *TIMEOUT_RANGE)
     path = inputs.get("numa_binding_launcher_path")
     if isinstance(path, str) and not _ABSOLUTE_FILE.match(path):
         found.append(bad("numa_binding_launcher_path", path,

@@ -41,7 +41,7 @@ def _inputs(given, role):
 
 
 def test_every_role_with_an_argument_spec_is_found():
-    assert {"validate", "sysctl", "thp", "memlock", "numa_binding"} <= set(ROLES)
+    assert {"validate", "sysctl", "thp", "memlock", "numa_binding", "persistenced"} <= set(ROLES)
 
 
 @pytest.mark.parametrize("name", sorted(ROLES))
@@ -106,6 +106,12 @@ def test_values_are_converted_to_their_types():
     assert _inputs({"memlock_limit": 65536}, "memlock")["memlock_limit"] == "65536"
 
 
+def test_persistenced_defaults_and_a_timeout_at_the_limit():
+    assert _inputs({}, "persistenced") == {"persistenced_unmask": False, "persistenced_require_gpu": True,
+                                          "persistenced_timeout": 120, "gpuops_profile": "training"}
+    assert _inputs({"persistenced_timeout": 600}, "persistenced")["persistenced_timeout"] == 600
+
+
 def test_sysctl_settings_merge_over_the_profile_by_canonical_key():
     settings = _inputs({"sysctl_settings": {"vm/swappiness": 10, "vm.max_map_count": None, "kernel.nmi_watchdog": 0}},
                        "sysctl")["sysctl_settings"]
@@ -155,6 +161,11 @@ BAD_INPUTS = [
     ({"numa_binding_launcher_path": "bin/gpu-numa-exec"}, ["numa_binding_launcher_path", '"bin/gpu-numa-exec"', "absolute file path"]),
     ({"numa_binding_launcher_path": "/usr/local/bin/"}, ["numa_binding_launcher_path", "absolute file path"]),
     ({"numa_binding_require_gpu": "sure"}, ["numa_binding_require_gpu", "sure", "bool"]),
+    ({"persistenced_timeout": 0}, ["persistenced role", "persistenced_timeout", "got 0", "from 1 to 600"]),
+    ({"persistenced_timeout": 601}, ["persistenced_timeout", "got 601", "from 1 to 600"]),
+    ({"persistenced_timeout": "soon"}, ["persistenced_timeout", "soon", "int"]),
+    ({"persistenced_unmask": "please"}, ["persistenced_unmask", "please", "bool"]),
+    ({"persistenced_require_gpu": "sure"}, ["persistenced_require_gpu", "sure", "bool"]),
 ]
 
 

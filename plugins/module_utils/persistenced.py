@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia-persistenced: which packaged unit a host has, the drop-in that turns
+persistence mode on, the legacy boot unit, and nvidia-smi's persistence query."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import shlex
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import UNIT_DIRS, is_masked, last_setting, parse_ini_sections
+
+UNIT = "nvidia-persistenced.service"
+DROPIN_PATH = "/etc/systemd/system/nvidia-persistenced.service.d/90-gpuops-persistenced.conf"
+WANTS_PATH = "/etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service"
+LEGACY_UNIT_PATH = "/etc/systemd/system/gpuops-persistence-mode.service"
+GPU_DEVICE = "/dev/nvidiactl"
+QUERY_ARGS = ["--query-gpu=index,uuid,persistence_mode", "--format=csv,noheader"]
+
+PERSISTENCE_ON = "--persistence-mode"
+PERSISTENCE_OFF = "--no-persistence-mode"
+# systemd's ExecStart prefixes (-, @, :, +, !) belong to the command, not to its arguments.
+_EXEC_PREFIX = re.compile(r"^[-@:+!]*")
+_NEEDS_QUOTES = re.compile(r"[\s\"'\\;$%]")
+
+
+def find_unit(root="/", unit_dirs=UNIT_DIRS, unit=UNIT):
+    """(mask_path, unit_path) of the unit systemd would load, host paths below root.
+
+    A mask (a link to /dev/null) in a directory earlier in the search path hides
+    the packaged file; unit_path is the file systemd would use once the mask goes.
+    Either is None when there is none.
+    """
+    mask_path = None
+    for directory in unit_dirs:
+        path = os.path.join(root, directory.lstrip("/"), unit)
+        if not os.path.lexists(path):
+            continue
+        if is_masked(path):
+            mask_path = mask_path or directory.rstrip("/") + "/" + unit
+            continue
+        return mask_path, directory.rstrip("/") + "/" + unit
+    return mask_path, None
+
+
+def is_static(text):
+    """A unit without [Install] WantedBy=/RequiredBy= cannot be enabled."""
+    return not any(name == "Install" and (settings.get("WantedBy") or settings.get("RequiredBy"))
+                   for name, settings in parse_ini_sections(text))
+
+
+def exec_start(text):
+    """The packaged ExecStart as an argv list (its last assignment), or []."""
+    value = last_setting(text, "Service", "ExecStart")
+    return shlex.split(value) if value else []
+
+
+def flavour(text):
+    """Which packaging the unit comes from: upstream, debian, ubuntu, nvidia-ubuntu or custom."""
+    argv = exec_start(text)
+    user = argv[argv.index("--user") + 1] if "--user" in argv[:-1] else None
+    if is_static(text):
+        return "nvidia-ubuntu" if user == "root" else "ubuntu"
+    if user == "nvpd":
+        return "debian"
+    if user is not None:
+        return "upstream"
+    return "custom"
+
+
+def _quoted(word):
+    if word and not _NEEDS_QUOTES.search(word):
+        return word
+    return '"%s"' % word.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def persistence_argv(text):
+    """The packaged command with its arguments (--user, --group, ...), persistence mode on."""
+    argv = exec_start(text)
+    if not argv:
+        return []
+    kept = [word for word in argv[1:] if word not in (PERSISTENCE_ON, PERSISTENCE_OFF)]
+    return [argv[0]] + kept + [PERSISTENCE_ON]
+
+
+def render_dropin(unit_text, unit_path):
+    argv = persistence_argv(unit_text)
+    return "\n".join([
+        managed_header("persistenced"),
+        "# Persistence mode on every GPU. The packaged %s stays as shipped, so package" % unit_path,
+        "# updates keep this: ExecStart is reset and replaced with its own arguments plus",
+        "# %s, and the unit does nothing on a host without a GPU." % PERSISTENCE_ON,
+        "[Unit]",
+        "ConditionPathExists=%s" % GPU_DEVICE,
+        "",
+        "[Service]",
+        "ExecStart=",
+        "ExecStart=%s" % " ".join(_quoted(word) for word in argv),
+        "",
+    ])
+
+
+def render_legacy_unit(nvidia_smi):
+    return "\n".join([
+        managed_header("persistenced"),
+        "# No nvidia-persistenced on this host: legacy persistence mode, which the driver",
+        "# forgets at every reboot, set again at boot.",
+        "[Unit]",
+        "Description=GPU persistence mode, legacy (nvidia-smi -pm 1)",
+        "ConditionPathExists=%s" % GPU_DEVICE,
+        "After=systemd-modules-load.service",
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        "ExecStart=%s -pm 1" % _quoted(nvidia_smi),
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+        "",
+    ])
+
+
+def parse_persistence(text):
+    """``--query-gpu=index,uuid,persistence_mode --format=csv,noheader`` -> list of dicts."""
+    gpus = []
+    for line in (text or "").splitlines():
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) != 3 or not fields[0].isdigit():
+            continue
+        gpus.append({"index": int(fields[0]), "uuid": fields[1], "persistence_mode": fields[2]})
+    return gpus
+
+
+def not_persistent(gpus):
+    """The GPUs whose persistence mode does not read Enabled, as 'INDEX (UUID): MODE'."""
+    return ["%d (%s): %s" % (gpu["index"], gpu["uuid"], gpu["persistence_mode"])
+            for gpu in gpus if gpu["persistence_mode"] != "Enabled"]

@@ -1,0 +1,294 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: persistenced
+short_description: Run nvidia-persistenced with persistence mode on, across reboots and package updates
+version_added: "0.2.0"
+description:
+  - Finds the C(nvidia-persistenced.service) unit systemd would load (C(/etc/systemd/system) before C(/run),
+    C(/usr/local/lib), C(/usr/lib) and C(/lib)) and reports which packaging it comes from (RV(flavour)).
+  - Writes the drop-in C(/etc/systemd/system/nvidia-persistenced.service.d/90-gpuops-persistenced.conf), which resets
+    C(ExecStart) and replaces it with the packaged command and arguments (C(--user), C(--group), ...) less
+    C(--no-persistence-mode), plus C(--persistence-mode); and C(ConditionPathExists=/dev/nvidiactl), so the unit
+    does nothing on a host without a GPU. The packaged unit itself is never edited, so package updates keep this.
+  - Enables the unit; a static unit (no C([Install]), as Ubuntu ships it) gets the link
+    C(multi-user.target.wants/nvidia-persistenced.service) in C(/etc/systemd/system) instead, as
+    C(systemctl add-wants multi-user.target nvidia-persistenced.service) makes it.
+  - Reloads systemd, restarts the daemon when the drop-in changed (starts it when stopped), then reads
+    C(nvidia-smi --query-gpu=index,uuid,persistence_mode) and fails, naming the GPUs, unless every GPU reads Enabled.
+  - A masked unit is unmasked with O(unmask=true); otherwise the module fails before any change, naming the mask.
+  - Without nvidia-persistenced (no unit), the legacy path: C(nvidia-smi -pm 1), which the driver forgets at reboot, and
+    a oneshot unit C(gpuops-persistence-mode.service) that sets it again at every boot.
+author:
+  - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
+options:
+  unmask:
+    description:
+      - V(true) removes a mask (a link to C(/dev/null)) of C(nvidia-persistenced.service) in C(/etc/systemd/system) or
+        C(/run/systemd/system) and reports it in RV(unmasked).
+      - V(false) fails on a masked unit before anything is changed, naming the mask.
+    type: bool
+    default: false
+  require_gpu:
+    description:
+      - V(true) fails on a host without C(nvidia-smi) (no NVIDIA driver).
+      - V(false) skips such a host with nothing changed and RV(skipped_reason) set.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description:
+      - Reports what would change without writing files or telling systemd anything; the persistence check through
+        nvidia-smi is skipped, and RV(verification) says so.
+    support: full
+  diff_mode:
+    description: Shows the drop-in, the wants link, the mask and the legacy unit before and after.
+    support: full
+notes:
+  - The lab and the tests use the project's GPU emulator; a real host needs the NVIDIA driver.
+requirements:
+  - systemd, and the NVIDIA driver's nvidia-smi.
+"""
+
+EXAMPLES = r"""
+- name: Persistence mode through nvidia-persistenced
+  gpuops.hardening.persistenced:
+
+- name: The same where the unit was masked, skipping hosts without a GPU
+  gpuops.hardening.persistenced:
+    unmask: true
+    require_gpu: false
+"""
+
+RETURN = r"""
+mode:
+  description: C(daemon) (nvidia-persistenced), C(legacy) (C(nvidia-smi -pm 1) and a boot unit), or null when skipped.
+  returned: always
+  type: str
+  sample: daemon
+flavour:
+  description:
+    - Where the unit comes from, by its content. C(upstream) (NVIDIA's template, C(--user)), C(debian) (C(--user nvpd)),
+      C(ubuntu) (static, C(--no-persistence-mode)), C(nvidia-ubuntu) (NVIDIA's Ubuntu packaging, static, C(--user root)),
+      C(custom) (anything else); null without a unit.
+  returned: always
+  type: str
+  sample: ubuntu
+unit_path:
+  description: The unit file systemd loads, or null.
+  returned: always
+  type: str
+  sample: /lib/systemd/system/nvidia-persistenced.service
+unmasked:
+  description: The mask this call removed (or would remove, in check mode), or null.
+  returned: always
+  type: str
+  sample: /etc/systemd/system/nvidia-persistenced.service
+dropin:
+  description: The drop-in (C(path), C(changed), C(exec_start)), or null on the legacy path.
+  returned: always
+  type: dict
+  sample: {"path": "/etc/systemd/system/nvidia-persistenced.service.d/90-gpuops-persistenced.conf", "changed": false,
+           "exec_start": "/usr/bin/nvidia-persistenced --user nvidia-persistenced --persistence-mode"}
+enabled_by:
+  description: C(install) (systemctl enable), C(wants_link) (static unit), or null when skipped.
+  returned: always
+  type: str
+  sample: wants_link
+service_action:
+  description: What was done to the daemon or legacy unit; C(restarted), C(started), C(set) (legacy C(-pm 1)) or C(none).
+  returned: always
+  type: str
+  sample: none
+gpus:
+  description: Each GPU's persistence mode as nvidia-smi reads it after the call; empty in check mode and when skipped.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"index": 0, "uuid": "GPU-5d1b7a3e-0000-4000-8000-000000000000", "persistence_mode": "Enabled"}]
+verification:
+  description: C(passed), or why the nvidia-smi check did not run.
+  returned: always
+  type: str
+  sample: skipped in check mode, which changes nothing to verify
+skipped_reason:
+  description: Why the host was skipped (no driver with O(require_gpu=false)), or null.
+  returned: always
+  type: str
+"""
+
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+
+# The daemon sets persistence mode as it starts; give a slow driver a moment before failing.
+VERIFY_TRIES = 3
+VERIFY_PAUSE = 1.0
+
+
+def nvidia_smi(module, nvidia_smi_path, args):
+    argv = [nvidia_smi_path] + list(args)
+    try:
+        rc, out, err = run(module, argv, timeout=module.params["timeout"])
+    except CommandTimeout as error:
+        module.fail_json(msg="%s; the NVIDIA driver is not answering" % error, cmd=argv)
+    if rc != 0:
+        module.fail_json(msg="%s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()), cmd=argv)
+    return out
+
+
+def read_persistence(module, nvidia_smi_path):
+    return persistenced.parse_persistence(nvidia_smi(module, nvidia_smi_path, persistenced.QUERY_ARGS))
+
+
+def verify(module, nvidia_smi_path, result):
+    """Fail unless every GPU reads Enabled; skipped in check mode, where nothing was changed."""
+    if module.check_mode:
+        result["verification"] = "skipped in check mode, which changes nothing to verify"
+        return
+    for attempt in range(VERIFY_TRIES):
+        gpus = read_persistence(module, nvidia_smi_path)
+        failing = persistenced.not_persistent(gpus)
+        if gpus and not failing:
+            break
+        if attempt + 1 < VERIFY_TRIES:
+            time.sleep(VERIFY_PAUSE)
+    result["gpus"] = gpus
+    if not gpus:
+        module.fail_json(msg="nvidia-smi lists no GPU; persistence mode cannot be verified", **result)
+    if failing:
+        module.fail_json(msg="persistence mode is not Enabled on GPU %s after the %s path" % (
+            ", ".join(failing), result["mode"]), **result)
+    result["verification"] = "passed"
+
+
+def remove_mask(module, root, mask_path, diffs):
+    """Take away the link to /dev/null that masks the unit (what systemctl unmask does)."""
+    host_path = under_root(root, mask_path)
+    diffs.append({"before_header": mask_path, "after_header": "%s (absent)" % mask_path,
+                  "before": "symlink to %s\n" % os.readlink(host_path) if os.path.islink(host_path) else "", "after": ""})
+    if not module.check_mode:
+        try:
+            os.unlink(host_path)
+        except OSError as exc:
+            module.fail_json(msg="could not unmask %s: %s" % (mask_path, to_native(exc)))
+
+
+def converge_daemon(module, unit_path, diffs, result, reload_needed):
+    """Drop-in, enablement and a running daemon; returns whether anything changed."""
+    root = module.params["root"]
+    unit_text = read_text(under_root(root, unit_path)) or ""
+    if not persistenced.exec_start(unit_text):
+        module.fail_json(msg="%s has no ExecStart to take the daemon's arguments from" % unit_path, **result)
+    result["flavour"] = persistenced.flavour(unit_text)
+    content = persistenced.render_dropin(unit_text, unit_path)
+    dropin, diff = ensure_content(module, under_root(root, persistenced.DROPIN_PATH), content)
+    diffs.extend([diff] if diff else [])
+    result["dropin"] = {"path": persistenced.DROPIN_PATH, "changed": dropin["changed"],
+                        "exec_start": content.rsplit("ExecStart=", 1)[1].strip()}
+
+    systemctl = Systemctl(module, timeout=module.params["timeout"])
+    if dropin["changed"] or reload_needed:
+        systemctl.daemon_reload()
+    if persistenced.is_static(unit_text):
+        result["enabled_by"] = "wants_link"
+        link, diff = ensure_symlink(module, under_root(root, persistenced.WANTS_PATH), unit_path)
+        diffs.extend([diff] if diff else [])
+        enabled_changed = link["changed"]
+    else:
+        result["enabled_by"] = "install"
+        enabled_changed = systemctl.enable(persistenced.UNIT)
+
+    active = systemctl.show([persistenced.UNIT], ["ActiveState"])[0].get("ActiveState") == "active"
+    if active and (dropin["changed"] or reload_needed):
+        result["service_action"] = "restarted"
+        systemctl.start(persistenced.UNIT, restart=True)
+    elif not active:
+        result["service_action"] = "started"
+        systemctl.start(persistenced.UNIT)
+    return dropin["changed"] or enabled_changed or result["service_action"] != "none"
+
+
+def converge_legacy(module, nvidia_smi_path, diffs, result):
+    """nvidia-smi -pm 1 now and a boot unit that sets it again; returns whether anything changed."""
+    module.warn("no nvidia-persistenced.service is installed: persistence mode falls back to the legacy nvidia-smi -pm 1, "
+                "which a reboot loses; gpuops-persistence-mode.service sets it again at every boot")
+    result["mode"] = "legacy"
+    result["enabled_by"] = "install"
+    content = persistenced.render_legacy_unit(nvidia_smi_path)
+    unit, diff = ensure_content(module, under_root(module.params["root"], persistenced.LEGACY_UNIT_PATH), content)
+    diffs.extend([diff] if diff else [])
+    systemctl = Systemctl(module, timeout=module.params["timeout"])
+    if unit["changed"]:
+        systemctl.daemon_reload()
+    enabled_changed = systemctl.enable(os.path.basename(persistenced.LEGACY_UNIT_PATH))
+    # Query first: the no-op run sets nothing and so reports nothing changed.
+    if persistenced.not_persistent(read_persistence(module, nvidia_smi_path)):
+        result["service_action"] = "set"
+        if not module.check_mode:
+            nvidia_smi(module, nvidia_smi_path, ["-pm", "1"])
+    return unit["changed"] or enabled_changed or result["service_action"] != "none"
+
+
+def main():
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        unmask=dict(type="bool", default=False),
+        require_gpu=dict(type="bool", default=True),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    result = dict(changed=False, mode=None, flavour=None, unit_path=None, unmasked=None, dropin=None,
+                  enabled_by=None, service_action="none", gpus=[], verification=None, skipped_reason=None)
+
+    nvidia_smi_path = module.get_bin_path("nvidia-smi")
+    if not nvidia_smi_path:
+        if params["require_gpu"]:
+            module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver. Install the driver, or set "
+                                 "require_gpu to false (persistenced_require_gpu in the role) to skip such hosts", **result)
+        result["skipped_reason"] = "nvidia-smi not found: no NVIDIA driver on this host"
+        result["verification"] = "skipped: no NVIDIA driver"
+        module.exit_json(**result)
+
+    mask_path, unit_path = persistenced.find_unit(params["root"])
+    result["unit_path"] = unit_path
+    if mask_path and not params["unmask"]:
+        module.fail_json(msg="%s is masked (%s -> /dev/null), nothing changed; set unmask to true "
+                             "(persistenced_unmask in the role) to unmask it" % (persistenced.UNIT, mask_path), **result)
+    diffs = []
+    if mask_path:
+        remove_mask(module, params["root"], mask_path, diffs)
+        result["unmasked"] = mask_path
+
+    if unit_path:
+        result["mode"] = "daemon"
+        changed = converge_daemon(module, unit_path, diffs, result, reload_needed=bool(mask_path))
+    else:
+        changed = converge_legacy(module, nvidia_smi_path, diffs, result)
+    result["changed"] = changed or bool(mask_path)
+    if module._diff:
+        result["diff"] = diffs
+    verify(module, nvidia_smi_path, result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
