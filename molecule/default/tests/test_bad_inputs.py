@@ -56,6 +56,10 @@ NUMA_BINDING_CASES = [
     pytest.param({"numa_binding_require_gpu": "sure"}, ["numa_binding_require_gpu", "sure", "bool"], id="numa_binding_require_gpu"),
 ]
 
+PERSISTENCED_CASES = [
+    pytest.param({"persistenced_timeout": 0}, ["persistenced_timeout", "got 0", "from 1 to 600"], id="persistenced_timeout_zero"),
+]
+
 
 def _run(playbook, extra_vars):
     run = subprocess.run(
@@ -85,7 +89,7 @@ def _snapshot(host):
     return host.check_output("find %s -xdev -type f -exec sha256sum {} + 2>/dev/null | sort || true" % paths)
 
 
-@pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES)
+@pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES + PERSISTENCED_CASES)
 def test_site_stops_in_its_validation_play(host, extra_vars, fragments):
     before = _snapshot(host)
     output = _run("playbooks/site.yml", extra_vars)
