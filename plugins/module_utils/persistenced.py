@@ -60,10 +60,19 @@ def exec_start(text):
     return shlex.split(value) if value else []
 
 
+def daemon_user(argv):
+    """The --user (-u, --user=) the daemon drops to, or None."""
+    for position, word in enumerate(argv):
+        if word.startswith("--user="):
+            return word.split("=", 1)[1]
+        if word in ("--user", "-u") and position + 1 < len(argv):
+            return argv[position + 1]
+    return None
+
+
 def flavour(text):
     """Which packaging the unit comes from: upstream, debian, ubuntu, nvidia-ubuntu or custom."""
-    argv = exec_start(text)
-    user = argv[argv.index("--user") + 1] if "--user" in argv[:-1] else None
+    user = daemon_user(exec_start(text))
     if is_static(text):
         return "nvidia-ubuntu" if user == "root" else "ubuntu"
     if user == "nvpd":

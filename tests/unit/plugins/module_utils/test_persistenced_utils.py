@@ -32,6 +32,16 @@ def test_flavour_and_exec_start_of_each_packaged_unit(name):
     assert "--no-persistence-mode" not in dropin.split("[Service]")[1]
 
 
+@pytest.mark.parametrize("argv, user", [
+    (["/usr/bin/nvidia-persistenced", "--user", "nvpd"], "nvpd"),
+    (["/usr/bin/nvidia-persistenced", "--user=root", "--verbose"], "root"),
+    (["/usr/bin/nvidia-persistenced", "-u", "nvidia-persistenced"], "nvidia-persistenced"),
+    (["/usr/bin/nvidia-persistenced", "--verbose", "--user"], None),
+])
+def test_daemon_user_in_each_spelling(argv, user):
+    assert persistenced.daemon_user(argv) == user
+
+
 def test_static_means_no_install_target():
     assert persistenced.is_static(units.UNITS["ubuntu"])
     assert persistenced.is_static(units.UNITS["upstream"].replace("WantedBy=multi-user.target", ""))

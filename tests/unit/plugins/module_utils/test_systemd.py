@@ -39,6 +39,7 @@ class HungModule:
     lambda systemctl: systemctl.enable("gpuops-thp.service"),
     lambda systemctl: systemctl.disable("gpuops-thp.service"),
     lambda systemctl: systemctl.show([], ["DefaultLimitMEMLOCK"]),
+    lambda systemctl: systemctl.start("nvidia-persistenced.service", restart=True),
 ])
 def test_timeout_fails_with_the_command_and_the_limit(call):
     module = HungModule()
@@ -79,3 +80,26 @@ def test_disable_in_check_mode_only_asks():
     module = AnsweringModule("enabled", check_mode=True)
     assert Systemctl(module).disable("u") is True
     assert module.argv == [["/usr/bin/systemctl", "is-enabled", "u"]]
+
+
+@pytest.mark.parametrize("restart, verb", [(False, "start"), (True, "restart")])
+def test_start_and_restart(restart, verb):
+    module = AnsweringModule("enabled")
+    Systemctl(module).start("u", restart=restart)
+    assert module.argv == [["/usr/bin/systemctl", verb, "u"]]
+
+
+def test_start_in_check_mode_runs_nothing():
+    module = AnsweringModule("enabled", check_mode=True)
+    Systemctl(module).start("u", restart=True)
+    assert module.argv == []
+
+
+def test_a_failed_start_fails_with_systemctls_words():
+    class Refusing(AnsweringModule):
+        def run_command(self, argv, **kwargs):
+            return 1, "", "Job for u failed because the control process exited with error code.\n"
+
+    with pytest.raises(Failed) as failure:
+        Systemctl(Refusing("enabled")).start("u")
+    assert str(failure.value) == "systemctl start u failed: Job for u failed because the control process exited with error code."
