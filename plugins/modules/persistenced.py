@@ -25,7 +25,7 @@ description:
   - Reloads systemd, restarts the daemon when the drop-in changed (starts it when stopped), then reads
     C(nvidia-smi --query-gpu=index,uuid,persistence_mode) and fails, naming the GPUs, unless every GPU reads Enabled.
   - A masked unit is unmasked with O(unmask=true); otherwise the module fails before any change, naming the mask.
-  - Without nvidia-persistenced (no unit), the legacy path: C(nvidia-smi -pm 1), which the driver forgets at reboot, and
+  - Without nvidia-persistenced (no unit), the legacy path, C(nvidia-smi -pm 1), which the driver forgets at reboot, and
     a oneshot unit C(gpuops-persistence-mode.service) that sets it again at every boot.
 author:
   - gpuops.hardening developers (@gpuops)

@@ -75,8 +75,8 @@ def test_find_unit_prefers_etc_and_reports_a_mask(tmp_path):
     _unit(tmp_path, "/usr/lib/systemd/system", units.UNITS["upstream"])
     assert persistenced.find_unit(str(tmp_path))[1] == "/usr/lib/systemd/system/nvidia-persistenced.service"
     _unit(tmp_path, "/etc/systemd/system", mask=True)
-    assert persistenced.find_unit(str(tmp_path)) == ("/etc/systemd/system/nvidia-persistenced.service",
-                                                    "/usr/lib/systemd/system/nvidia-persistenced.service")
+    assert persistenced.find_unit(str(tmp_path)) == (
+        "/etc/systemd/system/nvidia-persistenced.service", "/usr/lib/systemd/system/nvidia-persistenced.service")
 
 
 def test_persistence_query_of_the_emulator(tmp_path):

@@ -107,8 +107,8 @@ def test_values_are_converted_to_their_types():
 
 
 def test_persistenced_defaults_and_a_timeout_at_the_limit():
-    assert _inputs({}, "persistenced") == {"persistenced_unmask": False, "persistenced_require_gpu": True,
-                                          "persistenced_timeout": 120, "gpuops_profile": "training"}
+    assert _inputs({}, "persistenced") == {
+        "persistenced_unmask": False, "persistenced_require_gpu": True, "persistenced_timeout": 120, "gpuops_profile": "training"}
     assert _inputs({"persistenced_timeout": 600}, "persistenced")["persistenced_timeout"] == 600
 
 
