@@ -44,14 +44,16 @@ def test_drop_in_keeps_the_packaged_arguments_and_needs_a_gpu(host):
     assert "--persistence-mode" in shown and "--no-persistence-mode" not in shown
 
 
-def test_static_unit_is_wanted_by_multi_user_and_the_others_are_enabled(host):
+def test_every_unit_is_wanted_by_multi_user_static_or_not(host):
     link = host.file(WANTS_LINK)
     # linked_to resolves every link, /lib of a merged /usr included.
     assert link.is_symlink and link.linked_to == host.check_output("readlink -f %s", PACKAGED)
-    state = host.run("systemctl is-enabled %s", UNIT).stdout.strip()
+    # systemd counts a link in /etc/systemd/system/*.wants as enabled, [Install] or not.
+    assert host.check_output("systemctl is-enabled %s", UNIT) == "enabled"
+    packaged = host.file(PACKAGED).content_string
     if _node(host) == "gpu-infer":
-        # Ubuntu's unit has no [Install]: the link above is all that starts it at boot.
-        assert state == "static"
+        # Ubuntu's unit has no [Install]: the role made the link above itself.
+        assert "[Install]" not in packaged
     else:
-        # systemctl enable made that link from the unit's [Install] section.
-        assert state == "enabled"
+        # systemctl enable made the link from the unit's [Install] section.
+        assert "\n[Install]\nWantedBy=multi-user.target\n" in packaged
