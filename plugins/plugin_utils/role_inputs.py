@@ -92,7 +92,7 @@ def check_role(role, given, profile):
     errors, inputs = check_types(role, effective_values(role, given, profile))
     rules = RULES.get(role.name)
     if rules is not None:
-        errors.extend(rules.errors(inputs, given, role.profile_entry(profile)))
+        errors.extend(rules.errors(inputs, role.profile_entry(profile)))
         if not errors:
             inputs = rules.resolve(inputs, role.profile_entry(profile))
     inputs[PROFILE_VARIABLE] = profile

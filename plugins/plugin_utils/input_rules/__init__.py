@@ -5,7 +5,7 @@
 
 Each module offers:
   REMOVED   {variable: what to set instead}, for inputs an earlier release had;
-  errors(inputs, given, profile_entry)  one message per broken rule, naming the
+  errors(inputs, profile_entry)  one message per broken rule, naming the
             variable, the value it got and what is allowed;
   resolve(inputs, profile_entry)        the inputs the role's tasks use, once all rules pass.
 Types and choices are not checked here: meta/argument_specs.yml holds them.

@@ -22,15 +22,20 @@ def bad(name, value, allowed):
     return "%s: got %s; allowed: %s" % (name, shown(value), allowed)
 
 
-def seconds_errors(inputs, name, low=1, high=600):
-    """The error for an integer input of seconds outside low..high (none for other types: the spec reports those)."""
+# Every per-command timeout input of the collection.
+SECONDS_RANGE = (1, 600)
+
+
+def seconds_errors(inputs, name):
+    """The error for an integer input of seconds outside SECONDS_RANGE (none for other types: the spec reports those)."""
+    low, high = SECONDS_RANGE
     value = inputs.get(name)
     if isinstance(value, int) and not low <= value <= high:
-        return [bad(name, value, "an integer from %d to %d (seconds)" % (low, high))]
+        return [bad(name, value, "an integer from %d to %d (seconds)" % SECONDS_RANGE)]
     return []
 
 
-def no_rules(inputs, given, profile_entry):  # pylint: disable=unused-argument
+def no_rules(inputs, profile_entry):  # pylint: disable=unused-argument
     return []
 
 

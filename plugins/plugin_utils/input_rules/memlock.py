@@ -18,7 +18,7 @@ REMOVED = {}
 _SERVICE_UNIT = re.compile(r"^[A-Za-z0-9:_.@\\-]+\.service$")
 
 
-def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument
+def errors(inputs, profile_entry):  # pylint: disable=unused-argument
     found = []
     if "memlock_limit" in inputs:
         try:

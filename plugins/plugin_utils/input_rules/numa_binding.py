@@ -12,13 +12,11 @@ import re
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, seconds_errors, unchanged
 
 REMOVED = {}
-
-TIMEOUT_RANGE = (1, 600)
 _ABSOLUTE_FILE = re.compile(r"^/\S*[^/\s]$")
 
 
-def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument
-    found = seconds_errors(inputs, "numa_binding_nvidia_smi_timeout", *TIMEOUT_RANGE)
+def errors(inputs, profile_entry):  # pylint: disable=unused-argument
+    found = seconds_errors(inputs, "numa_binding_nvidia_smi_timeout")
     path = inputs.get("numa_binding_launcher_path")
     if isinstance(path, str) and not _ABSOLUTE_FILE.match(path):
         found.append(bad("numa_binding_launcher_path", path,

@@ -11,11 +11,9 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.commo
 
 REMOVED = {}
 
-TIMEOUT_RANGE = (1, 600)
 
-
-def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument
-    return seconds_errors(inputs, "persistenced_timeout", *TIMEOUT_RANGE)
+def errors(inputs, profile_entry):  # pylint: disable=unused-argument
+    return seconds_errors(inputs, "persistenced_timeout")
 
 
 resolve = unchanged

@@ -99,7 +99,7 @@ def _settings_errors(user, profile_entry):
     return found + _dirty_errors(in_range)
 
 
-def errors(inputs, given, profile_entry):  # pylint: disable=unused-argument
+def errors(inputs, profile_entry):  # pylint: disable=unused-argument
     found = []
     margin = inputs.get("sysctl_swapoff_margin_mib")
     if isinstance(margin, int) and margin < 0:
