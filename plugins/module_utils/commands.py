@@ -22,18 +22,19 @@ class CommandTimeout(Exception):
     """The command ran past its timeout and was stopped."""
 
 
-def run(module, argv, timeout=30, check_rc=False, data=None):
+def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
     """Run argv (a list, never a shell string) with a timeout.
 
     Returns (rc, stdout, stderr). Raises CommandTimeout when the command ran past
     ``timeout`` seconds. With ``check_rc`` a non-zero exit fails the module with
-    the command's own error text.
+    the command's own error text. ``environ`` adds variables to the command's
+    environment (the C locale always applies).
     """
     timeout_bin = module.get_bin_path("timeout")
     full = list(argv)
     if timeout_bin:
         full = [timeout_bin, "--kill-after=5", "%ss" % int(timeout)] + full
-    rc, out, err = module.run_command(full, environ_update=C_LOCALE, data=data, check_rc=False)
+    rc, out, err = module.run_command(full, environ_update=dict(environ or {}, **C_LOCALE), data=data, check_rc=False)
     if timeout_bin and rc in (TIMEOUT_RC, KILLED_RC):
         raise CommandTimeout("%s did not finish within %s seconds" % (" ".join(argv), timeout))
     if check_rc and rc != 0:

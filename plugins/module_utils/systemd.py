@@ -165,6 +165,14 @@ class Systemctl(object):
         if rc != 0:
             self.module.fail_json(msg="systemctl %s %s failed: %s" % (verb, unit, (err or out).strip()))
 
+    def stop(self, unit):
+        """Stop unit (not in check mode)."""
+        if self.module.check_mode:
+            return
+        rc, out, err = self._call("stop", unit)
+        if rc != 0:
+            self.module.fail_json(msg="systemctl stop %s failed: %s" % (unit, (err or out).strip()))
+
     def show(self, units, properties):
         """Properties of units (of the manager itself when units is empty), one dict each.
 

@@ -31,6 +31,10 @@ MANAGED_PATHS = (
     "/etc/docker",
     "/etc/ansible/facts.d",
     "/usr/local/bin",
+    "/etc/gpuops-hardening",
+    "/etc/tmpfiles.d",
+    "/etc/profile.d",
+    "/var/lib/gpuops-hardening",
 )
 
 # (extra vars, fragments the failure message must contain). The wording of every
@@ -54,6 +58,23 @@ NUMA_BINDING_CASES = [
     pytest.param({"numa_binding_launcher_path": "bin/gpu-numa-exec"}, ["numa_binding_launcher_path", "absolute file path"],
                  id="numa_binding_relative_launcher"),
     pytest.param({"numa_binding_require_gpu": "sure"}, ["numa_binding_require_gpu", "sure", "bool"], id="numa_binding_require_gpu"),
+]
+
+# MPS on this training node: the GPU sets are checked against its GPUs in the
+# validation play, before any role changes anything.
+MPS_CASES = [
+    pytest.param({"mps_state": "present", "mps_active_thread_percentage": 0},
+                 ["mps_active_thread_percentage", "got 0", "from 1 to 100"], id="mps_thread_percentage_0"),
+    pytest.param({"mps_state": "present", "mps_active_thread_percentage": 150},
+                 ["mps_active_thread_percentage", "got 150", "from 1 to 100"], id="mps_thread_percentage_150"),
+    pytest.param({"mps_state": "present", "mps_pinned_mem_limit": "2048"},
+                 ["mps_pinned_mem_limit", '"2048"', "followed by M or G"], id="mps_pinned_limit_without_unit"),
+    pytest.param({"mps_state": "present", "mps_gpu_sets": {"left": [0, 9]}},
+                 ["mps_gpu_sets.left", "GPU 9 is not on this host", "7 (GPU-"], id="mps_unknown_gpu_index"),
+    pytest.param({"mps_state": "present", "mps_gpu_sets": {"left": ["GPU-00000000-dead-beef-0000-000000000000"]}},
+                 ["mps_gpu_sets.left", "GPU-00000000-dead-beef-0000-000000000000 is not on this host"], id="mps_unknown_gpu_uuid"),
+    pytest.param({"mps_state": "present", "mps_pipe_directory": "/tmp/nvidia-mps"},
+                 ["mps_pipe_directory", "/tmp/nvidia-mps", "outside /tmp"], id="mps_pipe_in_tmp"),
 ]
 
 PERSISTENCED_CASES = [
@@ -86,10 +107,12 @@ def _assert_names(output, fragments):
 
 def _snapshot(host):
     paths = " ".join(MANAGED_PATHS)
-    return host.check_output("find %s -xdev -type f -exec sha256sum {} + 2>/dev/null | sort || true" % paths)
+    files = host.check_output("find %s -xdev -type f -exec sha256sum {} + 2>/dev/null | sort || true" % paths)
+    # The GPUs too: a refused MPS run must not have touched their compute modes.
+    return files, host.check_output("nvidia-smi --query-gpu=index,compute_mode --format=csv,noheader")
 
 
-@pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES + PERSISTENCED_CASES)
+@pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES + PERSISTENCED_CASES + MPS_CASES)
 def test_site_stops_in_its_validation_play(host, extra_vars, fragments):
     before = _snapshot(host)
     output = _run("playbooks/site.yml", extra_vars)

@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     memlock,
+    mps,
     numa_binding,
     persistenced,
     sysctl,
@@ -25,6 +26,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 
 RULES = {
     "memlock": memlock,
+    "mps": mps,
     "numa_binding": numa_binding,
     "persistenced": persistenced,
     "sysctl": sysctl,

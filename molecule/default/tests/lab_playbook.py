@@ -1,0 +1,24 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Runs a playbook of the checkout against lab nodes from a test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def run_playbook(playbook, limit, extra_vars=None, timeout=600):
+    """(returncode, output) of ansible-playbook PLAYBOOK (relative to the checkout) on the hosts in limit."""
+    argv = ["ansible-playbook", playbook,
+            # The whole inventory directory: the groups live in the linked lab inventory.
+            "-i", os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"]), "-l", limit]
+    if extra_vars:
+        argv += ["-e", json.dumps(extra_vars)]
+    run = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+                         env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"))
+    return run.returncode, run.stdout + run.stderr

@@ -1,0 +1,552 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: mps
+short_description: CUDA MPS control daemons as systemd services, one per GPU set
+version_added: "0.2.0"
+description:
+  - Runs one C(nvidia-cuda-mps-control -d) per GPU set as the unit C(gpuops-mps-NAME.service), with its pipe
+    and log directories outside C(/tmp), C(CUDA_VISIBLE_DEVICES) set to the set's GPU UUIDs and a C(PIDFile).
+  - After every start (C(ExecStartPost)) it sends the default active thread percentage and pinned-memory limits
+    through the control pipe, because the daemon forgets them at C(quit).
+  - Optionally sets EXCLUSIVE_PROCESS on the set's GPUs before start (C(ExecStartPre)) and, on stop
+    (C(ExecStopPost)), restores the compute mode each GPU had before MPS took it, recorded in
+    C(/var/lib/gpuops-hardening/mps/compute-modes.json).
+  - Uses C(-multiuser-server) where every GPU of the set is Volta or newer.
+  - Writes C(/etc/gpuops-hardening/mps/NAME.env) for C(EnvironmentFile=) and shells, C(/etc/profile.d/gpuops-mps.sh)
+    when the host has one daemon, and C(/etc/tmpfiles.d/gpuops-mps.conf), which recreates the directories at boot.
+  - Checks every input against the host before any change, refuses GPUs in MIG mode, and refuses to restart or stop a
+    daemon whose GPUs run client processes unless O(force).
+  - Verifies each daemon through its pipe (C(get_server_list), C(get_default_active_thread_percentage),
+    C(get_default_device_pinned_mem_limit)).
+  - O(state=absent) stops and removes every daemon this module made, and restores the recorded compute modes.
+author:
+  - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
+options:
+  state:
+    description: V(present) converges the daemons; V(absent) removes all of them.
+    type: str
+    choices: [present, absent]
+    default: present
+  gpu_sets:
+    description:
+      - Daemon name to the GPUs it serves, each by index or UUID (a unique UUID prefix with C(GPU-) also works).
+      - Empty is one daemon, C(all), for every GPU.
+    type: dict
+    default: {}
+  active_thread_percentage:
+    description: The default active thread percentage of the daemons' servers (1 to 100).
+    type: int
+    default: 100
+  pinned_mem_limit:
+    description: The default pinned device memory limit of each client on each GPU, such as V(2G) or V(512M); empty for none.
+    type: str
+    default: ""
+  exclusive_process:
+    description: Set EXCLUSIVE_PROCESS on the GPUs before each start, so that only the MPS server uses them.
+    type: bool
+    default: true
+  multiuser_server:
+    description: Start with C(-multiuser-server) where every GPU of the set is Volta or newer; elsewhere it is left out with a warning.
+    type: bool
+    default: true
+  group:
+    description: The group whose members may use the daemons; it must exist (except in check mode).
+    type: str
+    default: gpu-mps
+  pipe_directory:
+    description: The folder that holds one pipe directory per daemon.
+    type: path
+    default: /run/nvidia-mps
+  log_directory:
+    description: The folder that holds one log directory per daemon. O(state=absent) leaves the logs.
+    type: path
+    default: /var/log/nvidia-mps
+  directory_mode:
+    description:
+      - Octal mode of each daemon's pipe and log directory, owned by root and O(group).
+      - The role allows no bit for others, so that only the group gets in.
+    type: str
+    default: "0770"
+  allow_mig:
+    description: Run MPS on GPUs in MIG mode too.
+    type: bool
+    default: false
+  force:
+    description: Restart or stop a daemon even while client processes run on its GPUs (they lose their server).
+    type: bool
+    default: false
+  require_gpu:
+    description:
+      - With O(state=present), V(true) fails on a host without C(nvidia-smi); V(false) skips it.
+      - O(state=absent) never needs a GPU.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Reports what would change; nothing is written, started or stopped, and the pipe checks are skipped.
+    support: full
+  diff_mode:
+    description: Shows every file before and after.
+    support: full
+notes:
+  - MPS clients share one GPU memory space, so one client's fatal fault can end the others.
+requirements:
+  - systemd, nvidia-smi and nvidia-cuda-mps-control.
+"""
+
+EXAMPLES = r"""
+- name: One MPS daemon for all GPUs
+  gpuops.hardening.mps:
+
+- name: Two daemons, half the threads each, 8 GiB pinned per client
+  gpuops.hardening.mps:
+    gpu_sets:
+      left: [0, 1, 2, 3]
+      right: [4, 5, 6, 7]
+    active_thread_percentage: 50
+    pinned_mem_limit: 8G
+
+- name: Remove MPS and restore the compute modes
+  gpuops.hardening.mps:
+    state: absent
+"""
+
+RETURN = r"""
+daemons:
+  description: Each daemon of O(state=present).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"name": "all", "unit": "gpuops-mps-all.service", "gpus": ["GPU-5d1b7a3e-0000-4000-8000-000000000000"],
+            "pipe_directory": "/run/nvidia-mps/all", "log_directory": "/var/log/nvidia-mps/all", "multiuser_server": true,
+            "exclusive_process": true, "action": "started",
+            "verified": {"server_list": [], "active_thread_percentage": 100.0, "pinned_mem_limits": {}}}]
+removed:
+  description: The daemons this call removed (gone from O(gpu_sets), or all with O(state=absent)).
+  returned: always
+  type: list
+  elements: str
+  sample: [old]
+compute_modes_restored:
+  description: GPU UUID to the compute mode this call set back.
+  returned: always
+  type: dict
+  sample: {"GPU-5d1b7a3e-0000-4000-8000-000000000000": "Default"}
+skipped_reason:
+  description: Why the host was skipped, or null.
+  returned: always
+  type: str
+"""
+
+import grp
+import os
+import shutil
+import stat
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import mps
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+
+
+class Converger(object):
+    """One call's state: the commands, the diffs and the result."""
+
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.root = module.params["root"]
+        self.diffs = []
+        self.changed = False
+        self.result = dict(daemons=[], removed=[], compute_modes_restored={}, skipped_reason=None)
+        self.nvidia_smi = module.get_bin_path("nvidia-smi")
+        self.systemctl = Systemctl(module, timeout=module.params["timeout"])
+
+    def host(self, path):
+        return under_root(self.root, path)
+
+    def fail(self, msg):
+        self.module.fail_json(msg=msg, changed=self.changed, **self.result)
+
+    def command(self, argv, data=None, environ=None):
+        try:
+            return run(self.module, argv, timeout=self.params["timeout"], data=data, environ=environ)
+        except CommandTimeout as error:
+            self.fail("%s; the NVIDIA driver or MPS daemon is not answering" % error)
+
+    def smi(self, args):
+        rc, out, err = self.command([self.nvidia_smi] + list(args))
+        if rc != 0:
+            self.fail("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (err or out).strip()))
+        return out
+
+    # Files and directories ------------------------------------------------
+
+    def write(self, path, content, mode=0o644):
+        result, diff = ensure_content(self.module, self.host(path), content, mode=mode)
+        if diff:
+            diff["before_header"] = diff["before_header"].replace(self.host(path), path)
+            diff["after_header"] = path
+            self.diffs.append(diff)
+        self.changed |= result["changed"]
+        return result["changed"]
+
+    def remove(self, path):
+        host_path = self.host(path)
+        if not os.path.lexists(host_path):
+            return False
+        if os.path.isdir(host_path) and not os.path.islink(host_path):
+            self.diffs.append({"before_header": path + "/", "after_header": "%s/ (absent)" % path,
+                               "before": "directory\n", "after": ""})
+            if not self.module.check_mode:
+                shutil.rmtree(host_path)
+        else:
+            self.diffs.append(file_diff(path, read_text(host_path), ""))
+            self.diffs[-1]["after_header"] = "%s (absent)" % path
+            if not self.module.check_mode:
+                os.unlink(host_path)
+        self.changed = True
+        return True
+
+    def directory(self, path, mode, gid):
+        """path exists as a directory owned by root:gid with mode; reports the change."""
+        host_path = self.host(path)
+        try:
+            info = os.stat(host_path)
+        except OSError:
+            info = None
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            self.fail("%s exists and is not a directory" % path)
+        wanted = (mode, 0, gid if gid is not None else (info.st_gid if info else 0))
+        current = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) if info else None
+        if current == wanted:
+            return False
+        self.diffs.append({"before_header": path + "/", "after_header": path + "/",
+                           "before": "absent\n" if info is None else "mode %04o owner %d:%d\n" % current,
+                           "after": "mode %04o owner %d:%d\n" % wanted})
+        self.changed = True
+        if not self.module.check_mode:
+            if info is None:
+                os.makedirs(host_path, 0o755)
+            os.chown(host_path, 0, wanted[2])
+            os.chmod(host_path, mode)
+        return True
+
+    def check_traversable(self, path):
+        """Non-root clients must get through every existing folder above path."""
+        parent = os.path.dirname(path.rstrip("/"))
+        while parent and parent != "/":
+            try:
+                info = os.stat(self.host(parent))
+            except OSError:
+                parent = os.path.dirname(parent)
+                continue
+            if not info.st_mode & stat.S_IXOTH:
+                self.fail("%s (mode %04o) is not traversable by other users, so MPS clients could not reach %s; "
+                          "give it o+x or choose another folder" % (parent, stat.S_IMODE(info.st_mode), path))
+            parent = os.path.dirname(parent)
+
+    # Units ----------------------------------------------------------------
+
+    def installed_daemons(self):
+        try:
+            names = os.listdir(self.host(mps.UNIT_DIR))
+        except OSError:
+            return []
+        return sorted(name for name in (mps.daemon_name(unit) for unit in names) if name)
+
+    def is_active(self, unit):
+        return self.systemctl.show([unit], ["ActiveState"])[0].get("ActiveState") in ("active", "activating", "reloading")
+
+    def refuse_if_busy(self, name, uuids, verb):
+        """A restart or stop ends the clients' server: refuse while clients run, unless forced."""
+        if self.params["force"] or not self.nvidia_smi:
+            return
+        clients = [app for app in mps.parse_apps(self.smi(mps.QUERY_APPS))
+                   if app["gpu_uuid"] in uuids and app["name"] != mps.SERVER_NAME
+                   and not app["name"].endswith("/" + mps.SERVER_NAME)]
+        if clients:
+            self.fail("MPS daemon %s must %s, but client processes run on its GPUs (%s); nothing was %s. Stop them, "
+                      "or set force (mps_force_restart in the role)" % (
+                          name, verb, ", ".join("pid %d (%s) on %s" % (c["pid"], c["name"], c["gpu_uuid"]) for c in clients),
+                          "restarted" if verb == "restart" else "stopped"))
+
+    def uninstall(self, name):
+        """Stop, disable and remove one installed daemon, wherever its unit put its pipe."""
+        unit = mps.unit_name(name)
+        unit_path = "%s/%s" % (mps.UNIT_DIR, unit)
+        environment = mps.unit_environment(read_text(self.host(unit_path)))
+        if self.is_active(unit):
+            self.refuse_if_busy(name, environment.get("CUDA_VISIBLE_DEVICES", "").split(","), "stop")
+            self.changed = True
+            self.systemctl.stop(unit)
+        self.changed |= self.systemctl.disable(unit)
+        daemon_paths = mps.paths(name, self.params["pipe_directory"], self.params["log_directory"])
+        for path in (unit_path, daemon_paths["commands"], daemon_paths["env"],
+                     environment.get("CUDA_MPS_PIPE_DIRECTORY", daemon_paths["pipe_directory"])):
+            self.remove(path)
+        self.result["removed"].append(name)
+
+
+def restore_modes(converger, record, keep):
+    """Set back every recorded GPU not in keep to its recorded mode; returns the record left."""
+    if not converger.nvidia_smi:
+        return dict((uuid, mode) for uuid, mode in record.items() if uuid in keep)
+    current = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in mps.parse_gpus(converger.smi(mps.QUERY_GPUS)))
+    left = {}
+    for uuid, mode in sorted(record.items()):
+        if uuid in keep:
+            left[uuid] = mode
+            continue
+        if uuid in current and current[uuid] != mode:
+            converger.result["compute_modes_restored"][uuid] = mode
+            converger.changed = True
+            if not converger.module.check_mode:
+                converger.smi(["-i", uuid, "-c", mps.COMPUTE_MODE_ARGS.get(mode, "DEFAULT")])
+    return left
+
+
+def save_record(converger, record):
+    if record:
+        converger.write(mps.MODES_RECORD_PATH, mps.render_modes_record(record))
+    else:
+        converger.remove(mps.MODES_RECORD_PATH)
+
+
+def converge_absent(converger):
+    for name in converger.installed_daemons():
+        converger.uninstall(name)
+    for path in (mps.TMPFILES_PATH, mps.PROFILE_PATH):
+        converger.remove(path)
+    record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
+    save_record(converger, restore_modes(converger, record, keep=()))
+    pipe_root = converger.params["pipe_directory"]
+    if os.path.isdir(converger.host(pipe_root)) and not os.listdir(converger.host(pipe_root)):
+        converger.remove(pipe_root)
+    if converger.changed:
+        converger.systemctl.daemon_reload()
+
+
+def plan(converger):
+    """Checks every input against the host before any change: (sets, gpus by uuid, multiuser by set, gid)."""
+    params = converger.params
+    gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
+    sets, errors = mps.resolve_sets(params["gpu_sets"], gpus)
+    if not params["allow_mig"]:
+        errors.extend(mps.mig_refusals(sets))
+    if errors:
+        converger.fail("nothing was changed: " + "; ".join(errors))
+    try:
+        gid = grp.getgrnam(params["group"]).gr_gid
+    except KeyError:
+        if not converger.module.check_mode:
+            converger.fail("group %s does not exist; create it (the mps role does) or set group (mps_group)" % params["group"])
+        gid = None
+    for folder in (params["pipe_directory"], params["log_directory"]):
+        converger.check_traversable(folder)
+    multiuser = {}
+    for name, members in sets.items():
+        multiuser[name] = params["multiuser_server"] and mps.supports_multiuser(members)
+        if params["multiuser_server"] and not multiuser[name]:
+            converger.module.warn("MPS daemon %s runs without -multiuser-server: GPU %s is older than Volta" % (
+                name, ", ".join(mps.describe(g) for g in members if not mps.supports_multiuser([g]))))
+    return sets, gpus, multiuser, gid
+
+
+def converge_daemon(converger, name, members, multiuser, record):
+    params = converger.params
+    daemon_paths = mps.paths(name, params["pipe_directory"], params["log_directory"])
+    binaries = {"nvidia-smi": converger.nvidia_smi, "sh": converger.module.get_bin_path("sh") or "/bin/sh",
+                "nvidia-cuda-mps-control": converger.module.get_bin_path("nvidia-cuda-mps-control"),
+                "systemd-tmpfiles": converger.module.get_bin_path("systemd-tmpfiles")}
+    exclusive = [(gpu["uuid"], record[gpu["uuid"]]) for gpu in members] if params["exclusive_process"] else []
+    unit_changed = converger.write(daemon_paths["unit"], mps.render_unit(name, members, daemon_paths, binaries, exclusive, multiuser))
+    commands_changed = converger.write(daemon_paths["commands"], mps.render_commands(
+        params["active_thread_percentage"], params["pinned_mem_limit"], len(members)))
+    converger.write(daemon_paths["env"], mps.render_env(daemon_paths))
+    return daemon_paths, unit_changed or commands_changed
+
+
+def start_daemons(converger, sets, pending_restart):
+    """Enable and start each daemon; restart those whose unit or settings changed."""
+    actions = {}
+    for name in sorted(sets):
+        unit = mps.unit_name(name)
+        converger.changed |= converger.systemctl.enable(unit)
+        active = converger.is_active(unit)
+        if active and name in pending_restart:
+            converger.refuse_if_busy(name, [gpu["uuid"] for gpu in sets[name]], "restart")
+            actions[name] = "restarted"
+            converger.systemctl.start(unit, restart=True)
+        elif not active:
+            actions[name] = "started"
+            converger.systemctl.start(unit)
+        else:
+            actions[name] = "none"
+        converger.changed |= actions[name] != "none"
+    return actions
+
+
+def read_daemon(converger, name, members, daemon_paths):
+    """(what the daemon says through its pipe, the differences from what it was told)."""
+    params = converger.params
+    control = converger.module.get_bin_path("nvidia-cuda-mps-control")
+    environ = {"CUDA_MPS_PIPE_DIRECTORY": daemon_paths["pipe_directory"], "CUDA_MPS_LOG_DIRECTORY": daemon_paths["log_directory"]}
+
+    def ask(command):
+        rc, out, err = converger.command([control], data=command, environ=environ)
+        if rc != 0:
+            converger.fail("MPS daemon %s does not answer %s through %s: %s" % (
+                name, command, daemon_paths["pipe_directory"], (err or out).strip()))
+        return out
+
+    said = {"server_list": mps.parse_server_list(ask("get_server_list")),
+            "active_thread_percentage": mps.parse_percentage(ask("get_default_active_thread_percentage")),
+            "pinned_mem_limits": {}}
+    differences = []
+    if said["active_thread_percentage"] != float(params["active_thread_percentage"]):
+        differences.append("an active thread percentage of %s, not %s" % (
+            said["active_thread_percentage"], params["active_thread_percentage"]))
+    for device in range(len(members) if params["pinned_mem_limit"] else 0):
+        answer = ask("get_default_device_pinned_mem_limit %d" % device).strip()
+        said["pinned_mem_limits"][str(device)] = answer
+        if mps.size_mib(answer) != mps.size_mib(params["pinned_mem_limit"]):
+            differences.append("a pinned memory limit of %r on device %d, not %s" % (answer, device, params["pinned_mem_limit"]))
+    return said, differences
+
+
+def check_daemon(converger, name, members, daemon_paths, action):
+    """Verify a daemon through its pipe and its GPUs' compute modes; put back settings someone changed."""
+    params = converger.params
+    if converger.module.check_mode and action != "none":
+        return None
+    said, differences = read_daemon(converger, name, members, daemon_paths)
+    if differences and action == "none":
+        converger.changed = True
+        if converger.module.check_mode:
+            return said
+        # Settings sent through the pipe since the start: send ours again.
+        rc, out, err = converger.command([converger.module.get_bin_path("nvidia-cuda-mps-control")],
+                                         data=read_text(converger.host(daemon_paths["commands"])),
+                                         environ={"CUDA_MPS_PIPE_DIRECTORY": daemon_paths["pipe_directory"]})
+        if rc != 0:
+            converger.fail("MPS daemon %s did not take its settings again: %s" % (name, (err or out).strip()))
+        said, differences = read_daemon(converger, name, members, daemon_paths)
+    if differences:
+        converger.fail("MPS daemon %s reports %s" % (name, "; ".join(differences)))
+    if params["exclusive_process"]:
+        modes = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in mps.parse_gpus(converger.smi(mps.QUERY_GPUS)))
+        for gpu in members:
+            if modes.get(gpu["uuid"]) != mps.EXCLUSIVE:
+                # Someone set it back while the daemon ran.
+                converger.changed = True
+                if not converger.module.check_mode:
+                    converger.smi(["-i", gpu["uuid"], "-c", mps.COMPUTE_MODE_ARGS[mps.EXCLUSIVE]])
+    return said
+
+
+def converge_present(converger):
+    params = converger.params
+    sets, gpus, multiuser, gid = plan(converger)
+    for name in converger.installed_daemons():
+        if name not in sets:
+            converger.uninstall(name)
+
+    by_uuid = dict((gpu["uuid"], gpu) for gpu in gpus)
+    record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
+    managed = set(gpu["uuid"] for members in sets.values() for gpu in members) if params["exclusive_process"] else set()
+    for uuid in sorted(managed - set(record)):
+        record[uuid] = by_uuid[uuid]["compute_mode"]
+    record = restore_modes(converger, record, keep=managed)
+    save_record(converger, record)
+
+    mode = int(params["directory_mode"], 8)
+    directories = []
+    for folder in (params["pipe_directory"], params["log_directory"]):
+        converger.directory(folder, 0o755, 0)
+        directories.append((folder, 0o755, "root", "root"))
+    pending_restart, daemon_paths = set(), {}
+    for name in sorted(sets):
+        daemon_paths[name], changed = converge_daemon(converger, name, sets[name], multiuser[name], record)
+        if changed:
+            pending_restart.add(name)
+        for key in ("pipe_directory", "log_directory"):
+            converger.directory(daemon_paths[name][key], mode, gid)
+            directories.append((daemon_paths[name][key], mode, "root", params["group"]))
+    converger.write(mps.TMPFILES_PATH, mps.render_tmpfiles(directories))
+    if len(sets) == 1:
+        converger.write(mps.PROFILE_PATH, mps.render_profile(daemon_paths[sorted(sets)[0]]))
+    else:
+        converger.remove(mps.PROFILE_PATH)
+    if converger.changed:
+        converger.systemctl.daemon_reload()
+    actions = start_daemons(converger, sets, pending_restart)
+
+    for name in sorted(sets):
+        entry = {"name": name, "unit": mps.unit_name(name), "gpus": [gpu["uuid"] for gpu in sets[name]],
+                 "pipe_directory": daemon_paths[name]["pipe_directory"], "log_directory": daemon_paths[name]["log_directory"],
+                 "multiuser_server": multiuser[name], "exclusive_process": params["exclusive_process"],
+                 "action": actions[name]}
+        entry["verified"] = check_daemon(converger, name, sets[name], daemon_paths[name], actions[name])
+        converger.result["daemons"].append(entry)
+
+
+def check_params(module):
+    """What the module cannot work without; the role checks the ranges and formats on the controller first."""
+    try:
+        int(module.params["directory_mode"], 8)
+    except ValueError:
+        module.fail_json(msg="directory_mode: got %r; allowed: an octal mode such as 0770" % module.params["directory_mode"])
+
+
+def main():
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        gpu_sets=dict(type="dict", default={}),
+        active_thread_percentage=dict(type="int", default=100),
+        pinned_mem_limit=dict(type="str", default=""),
+        exclusive_process=dict(type="bool", default=True),
+        multiuser_server=dict(type="bool", default=True),
+        group=dict(type="str", default="gpu-mps"),
+        pipe_directory=dict(type="path", default="/run/nvidia-mps"),
+        log_directory=dict(type="path", default="/var/log/nvidia-mps"),
+        directory_mode=dict(type="str", default="0770"),
+        allow_mig=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        require_gpu=dict(type="bool", default=True),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    check_params(module)
+    converger = Converger(module)
+    if module.params["state"] == "absent":
+        converge_absent(converger)
+    elif not converger.nvidia_smi or not module.get_bin_path("nvidia-cuda-mps-control"):
+        missing = "nvidia-smi" if not converger.nvidia_smi else "nvidia-cuda-mps-control"
+        if module.params["require_gpu"]:
+            converger.fail("%s not found: install the NVIDIA driver and its CUDA MPS tools, or set require_gpu to false "
+                           "(mps_require_gpu in the role) to skip such hosts" % missing)
+        converger.result["skipped_reason"] = "%s not found" % missing
+    else:
+        converge_present(converger)
+    if module._diff:
+        converger.result["diff"] = converger.diffs
+    module.exit_json(changed=converger.changed, **converger.result)
+
+
+if __name__ == "__main__":
+    main()
