@@ -32,17 +32,32 @@ def _pinned_limits(text):
     return limits
 
 
-def _visible_gpus(state, environ):
-    """GPU indexes the daemon may use: CUDA_VISIBLE_DEVICES (indexes) or all."""
+def _visible_gpu(gpus, token):
+    """The GPU one CUDA_VISIBLE_DEVICES entry names: an index, or a GPU UUID or a
+    unique prefix of one that includes "GPU-" (MPS guide, environment variables
+    appendix, CUDA_VISIBLE_DEVICES), else None."""
+    if token.isdigit():
+        return next((gpu for gpu in gpus if gpu["index"] == int(token)), None)
+    if not token.startswith("GPU-"):
+        return None
+    matches = [gpu for gpu in gpus if gpu["uuid"].startswith(token)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def visible_gpus(state, environ):
+    """GPU indexes a CUDA process may use, in the order CUDA_VISIBLE_DEVICES lists
+    them (MPS guide: "enumerated in the order of the sequence"), or all. Assumption:
+    an entry that names no GPU (unknown index, unknown or ambiguous UUID prefix) or
+    one named twice is left out."""
     every = [gpu["index"] for gpu in state["gpus"]]
     wanted = environ.get("CUDA_VISIBLE_DEVICES")
     if wanted is None:
         return every
     chosen = []
     for token in wanted.split(","):
-        token = token.strip()
-        if token.isdigit() and int(token) in every:
-            chosen.append(int(token))
+        gpu = _visible_gpu(state["gpus"], token.strip())
+        if gpu is not None and gpu["index"] not in chosen:
+            chosen.append(gpu["index"])
     return chosen
 
 
@@ -141,7 +156,7 @@ class Controller(object):
         process ("C") on each GPU it uses (MPS guide, nvidia-cuda-mps-server)."""
         try:
             with state_file.editing(self.state_path) as state:
-                for index in _visible_gpus(state, self.environ):
+                for index in visible_gpus(state, self.environ):
                     state["processes"].append({
                         "gpu": index, "pid": pid, "name": SERVER_NAME, "type": "C",
                         "used_memory_mib": SERVER_MEMORY_MIB, "gpu_instance_id": None, "compute_instance_id": None,
