@@ -135,4 +135,3 @@ def test_exclusive_process_refuses_a_user_outside_the_group(node):
     assert err == "gpuemu-cuda-app: CUDA error 46 (cudaErrorDevicesUnavailable): CUDA-capable device(s) is/are busy or unavailable\n"
     os.kill(member.pid, signal.SIGTERM)
     member.finish()
-
