@@ -20,7 +20,7 @@ import time
 from . import catalog, runtime, state as state_file
 
 PROFILES = catalog.profile_names()
-TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control")
+TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app")
 PACKAGE_PARENT = os.path.dirname(catalog.PACKAGE_DIR)
 
 

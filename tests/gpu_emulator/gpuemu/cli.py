@@ -6,9 +6,11 @@
 import os
 import sys
 
-from . import faults, mps, persistenced, smi, state as state_file, texts
+from . import cuda_app, faults, mps, persistenced, smi, state as state_file, texts
 
-TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control")
+TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app")
+# Installed names that differ from the tool name.
+BINARIES = {"cuda-app": "gpuemu-cuda-app"}
 
 
 def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
@@ -44,5 +46,7 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
         return persistenced.main(list(argv), path, stdout, stderr)
     if tool == "nvidia-cuda-mps-control":
         return mps.main(list(argv), path, environ, stdin, stdout, stderr)
+    if tool == "cuda-app":
+        return cuda_app.main(list(argv), state, path, environ, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)
     return 2

@@ -16,7 +16,7 @@ NVIDIA_MAJOR = 195
 CTL_MINOR = 255
 
 WRAPPER = """#!{python}
-# {tool}: gpuemu's emulation of the NVIDIA tool, for tests and the lab only.
+# {tool}: gpuemu's emulation of an NVIDIA tool or a CUDA application, for tests and the lab only.
 # Installed by `python3 -m gpuemu install`; see tests/gpu_emulator/README.md.
 import os
 import sys
@@ -120,7 +120,7 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
     if state_path != state_file.DEFAULT_PATH:
         state_default = "os.environ.setdefault(%r, %r)\n" % (state_file.ENV_VAR, state_path)
     for tool in cli.TOOLS:
-        path = _under(root, os.path.join(BIN_DIR, tool))
+        path = _under(root, os.path.join(BIN_DIR, cli.BINARIES.get(tool, tool)))
         if tool in omit:
             if os.path.exists(path):
                 os.unlink(path)

@@ -13,10 +13,11 @@ does (MPS guide, environment variables and logging appendices).
 
 import os
 import socket
+import struct
 import sys
 
 from . import catalog, daemon, runtime, state as state_file, texts
-from .mps_commands import Controller
+from .mps_commands import CLIENT_MARKER, Controller
 
 DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"
 DEFAULT_LOG_DIRECTORY = "/var/log/nvidia-mps"
@@ -25,6 +26,11 @@ PID_FILE = "nvidia-cuda-mps-control.pid"
 MULTIUSER = "-multiuser-server"
 # First compute capability of Volta, the architecture the multi-user server needs.
 VOLTA = (7, 0)
+SOCKET_MODE = 0o777
+# How often an idle daemon looks for clients that ended, and how long it waits for
+# one request.
+IDLE_CHECK_SECONDS = 0.5
+REQUEST_TIMEOUT = 5.0
 
 
 def directories(environ):
@@ -33,16 +39,17 @@ def directories(environ):
     return pipe_dir, log_dir
 
 
-def _ask(pipe_dir, command):
-    """The daemon's answer to one command, or None when no daemon listens."""
+def request(pipe_dir, text):
+    """(reply, None) from the daemon of pipe_dir, or (None, OSError) when it cannot be
+    reached: no daemon, or no permission on the pipe directory or the socket."""
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         client.connect(os.path.join(pipe_dir, "control"))
-    except OSError:
+    except OSError as error:
         client.close()
-        return None
+        return None, error
     with client:
-        client.sendall(command.encode("utf-8") + b"\n")
+        client.sendall(text.encode("utf-8") + b"\n")
         client.shutdown(socket.SHUT_WR)
         chunks = []
         while True:
@@ -50,7 +57,39 @@ def _ask(pipe_dir, command):
             if not chunk:
                 break
             chunks.append(chunk)
-    return b"".join(chunks).decode("utf-8")
+    return b"".join(chunks).decode("utf-8"), None
+
+
+def _ask(pipe_dir, command):
+    """The daemon's answer to one control command, or None when no daemon listens.
+    A command never carries the marker of a CUDA client's request."""
+    return request(pipe_dir, command.replace(CLIENT_MARKER, ""))[0]
+
+
+def _peer(connection):
+    """(pid, uid) of the process at the other end of a unix socket (SO_PEERCRED)."""
+    creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def _handle(controller, connection):
+    """Read one request and answer it; (keep running)."""
+    connection.settimeout(REQUEST_TIMEOUT)
+    request_bytes = b""
+    while True:
+        chunk = connection.recv(4096)
+        if not chunk:
+            break
+        request_bytes += chunk
+    text = request_bytes.decode("utf-8", "replace")
+    if text.startswith(CLIENT_MARKER):
+        reply, running = controller.client_request(text[len(CLIENT_MARKER):], *_peer(connection)), True
+    else:
+        controller.log("Accepting connection...")
+        reply, running = controller.answer(text)
+    connection.sendall(reply.encode("utf-8"))
+    return running
 
 
 def _record(state_path, entry, add):
@@ -73,7 +112,12 @@ def _serve(report, state_path, environ, echo, multiuser):
         os.unlink(socket_path)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
+    # Connecting to a unix socket needs write permission on it (unix(7)), so the
+    # socket is open to every uid and the pipe directory's mode decides who may reach
+    # the daemon. Assumption: no source shows the real socket's exact mode.
+    os.chmod(socket_path, SOCKET_MODE)
     listener.listen(16)
+    listener.settimeout(IDLE_CHECK_SECONDS)
     pid_path = os.path.join(pipe_dir, PID_FILE)
     with open(pid_path, "w", encoding="utf-8") as handle:
         handle.write("%d\n" % os.getpid())
@@ -95,17 +139,17 @@ def _serve(report, state_path, environ, echo, multiuser):
     report(None)
     running = True
     while running:
-        connection = listener.accept()[0]
+        try:
+            connection = listener.accept()[0]
+        except socket.timeout:
+            # Clients that ended without saying so leave the process table.
+            controller.forget_ended_clients()
+            continue
         with connection:
-            controller.log("Accepting connection...")
-            request = b""
-            while True:
-                chunk = connection.recv(4096)
-                if not chunk:
-                    break
-                request += chunk
-            reply, running = controller.answer(request.decode("utf-8", "replace"))
-            connection.sendall(reply.encode("utf-8"))
+            try:
+                running = _handle(controller, connection)
+            except OSError:
+                pass
     listener.close()
     stop()
 

@@ -81,3 +81,13 @@ MPS_ALREADY_RUNNING = "An instance of this daemon is already running\n"
 # Assumptions (no source shows the real texts): -multiuser-server refused.
 MPS_MULTIUSER_NEEDS_ROOT = "The MPS multi-user server must be started by the superuser\n"
 MPS_MULTIUSER_NOT_SUPPORTED = "The MPS multi-user server is not supported on GPUs older than Volta\n"
+
+# CUDA runtime errors of the emulated CUDA application: (code, name, the text
+# cudaGetErrorString gives). Codes and names: CUDA runtime API, cudaError. The text
+# for cudaErrorDevicesUnavailable is the one CUDA 11 and later print (ggml-org/llama.cpp
+# #11841, pytorch/pytorch #100691); releases before said "all CUDA-capable devices are
+# busy or unavailable" (NVIDIA/DIGITS #2005, error 46). The text for cudaErrorNoDevice
+# is an assumption. The line around them is the emulator's own.
+CUDA_DEVICES_UNAVAILABLE = (46, "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable")
+CUDA_NO_DEVICE = (100, "cudaErrorNoDevice", "no CUDA-capable device is detected")
+CUDA_ERROR = "gpuemu-cuda-app: CUDA error %d (%s): %s\n"

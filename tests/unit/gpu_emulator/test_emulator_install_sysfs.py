@@ -14,7 +14,8 @@ import pytest
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, cpulist
 
-TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control")
+# The installed wrappers.
+TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "gpuemu-cuda-app")
 
 
 def gpuemu(*argv, cwd=None):
@@ -61,7 +62,7 @@ def test_installed_wrapper_runs_the_emulator(tmp_path):
 
 def test_install_is_idempotent_and_keeps_state(tmp_path):
     root = str(tmp_path / "node")
-    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 3 + 1 + 9 + 1
+    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 4 + 1 + 9 + 1
     state_path = os.path.join(root, "var", "lib", "gpuemu", "state.json")
     state = api.read_state(state_path)
     state["gpus"][0]["compute_mode"] = "Exclusive_Process"
@@ -78,6 +79,19 @@ def test_install_can_leave_a_tool_out(tmp_path):
     assert "changed: %s" % os.path.join(root, "usr", "bin", "nvidia-cuda-mps-control") in done.stdout
     assert not os.path.exists(os.path.join(root, "usr", "bin", "nvidia-cuda-mps-control"))
     assert os.path.exists(os.path.join(root, "usr", "bin", "nvidia-smi"))
+
+
+def test_install_lays_down_the_cuda_application_and_can_leave_it_out(tmp_path):
+    root = str(tmp_path / "node")
+    app = os.path.join(root, "usr", "bin", "gpuemu-cuda-app")
+    assert gpuemu("install", "--profile", "l40s_4x", "--root", root).returncode == 0
+    env = dict(os.environ, GPUEMU_STATE=os.path.join(root, "var", "lib", "gpuemu", "state.json"),
+               CUDA_MPS_PIPE_DIRECTORY=str(tmp_path / "pipe"))
+    ran = subprocess.run([app], env=env, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0 and "CUDA context on GPU 0" in ran.stdout
+    done = gpuemu("install", "--profile", "l40s_4x", "--root", root, "--omit", "cuda-app")
+    assert done.stdout == "changed: %s\n" % app
+    assert not os.path.exists(app)
 
 
 # ---- sysfs --------------------------------------------------------------------------

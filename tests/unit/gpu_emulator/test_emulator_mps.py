@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, mps
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, mps, mps_commands
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import single_gpu
 
 
@@ -87,6 +87,39 @@ def test_servers_and_clients_in_the_process_table(make_state, smi, mps_env):
     assert smi(path, "-i", "1", "-r")[0] == 255
     assert control(path, mps_env, "shutdown_server %d\n" % server_pid)[0] == 0
     assert [p["name"] for p in api.read_state(path)["processes"]] == ["python3"]
+
+
+@pytest.mark.parametrize("pick, expected", [
+    (lambda uuids: uuids[2], [2]),
+    (lambda uuids: "%s,%s" % (uuids[3], uuids[1][:12]), [3, 1]),
+    (lambda uuids: "GPU-", []),
+    (lambda uuids: uuids[0][4:], []),
+    (lambda uuids: "2,%s,0" % uuids[2], [2, 0]),
+    (lambda uuids: "1, 7,x", [1]),
+])
+def test_visible_devices_by_index_uuid_or_uuid_prefix(pick, expected):
+    # MPS guide, environment variables appendix: indexes or UUIDs, also "the first
+    # few characters of the UUID (including GPU-)", in the order given.
+    state = api.new_state("l40s_4x")
+    uuids = [gpu["uuid"] for gpu in state["gpus"]]
+    assert mps_commands.visible_gpus(state, {"CUDA_VISIBLE_DEVICES": pick(uuids)}) == expected
+
+
+def test_an_ambiguous_uuid_prefix_names_no_gpu():
+    state = api.new_state("l40s_4x")
+    state["gpus"][1]["uuid"] = state["gpus"][0]["uuid"][:-1] + "0"
+    prefix = state["gpus"][0]["uuid"][:-1]
+    assert mps_commands.visible_gpus(state, {"CUDA_VISIBLE_DEVICES": prefix}) == []
+    assert mps_commands.visible_gpus(state, {"CUDA_VISIBLE_DEVICES": state["gpus"][1]["uuid"]}) == [1]
+
+
+def test_daemon_servers_use_the_gpus_named_by_uuid(make_state, mps_env):
+    path = make_state("l40s_4x")
+    uuids = [gpu["uuid"] for gpu in api.read_state(path)["gpus"]]
+    env = dict(mps_env, CUDA_VISIBLE_DEVICES="%s,%s" % (uuids[3], uuids[1][:10]))
+    assert control(path, env, None, "-d")[0] == 0
+    assert control(path, mps_env, "start_server -uid 0\n") == (0, "", "")
+    assert sorted(p["gpu"] for p in api.read_state(path)["processes"]) == [1, 3]
 
 
 def test_stopping_the_daemon_stops_its_servers(make_state, mps_env):
