@@ -285,13 +285,20 @@ class Converger(object):
                           name, verb, ", ".join("pid %d (%s) on %s" % (c["pid"], c["name"], c["gpu_uuid"]) for c in clients),
                           "restarted" if verb == "restart" else "stopped"))
 
+    def refuse_stopping_busy(self, names):
+        """Before the first change: no installed daemon about to stop may have clients."""
+        for name in names:
+            unit = mps.unit_name(name)
+            if self.is_active(unit):
+                environment = mps.unit_environment(read_text(self.host("%s/%s" % (mps.UNIT_DIR, unit))))
+                self.refuse_if_busy(name, environment.get("CUDA_VISIBLE_DEVICES", "").split(","), "stop")
+
     def uninstall(self, name):
         """Stop, disable and remove one installed daemon, wherever its unit put its pipe."""
         unit = mps.unit_name(name)
         unit_path = "%s/%s" % (mps.UNIT_DIR, unit)
         environment = mps.unit_environment(read_text(self.host(unit_path)))
         if self.is_active(unit):
-            self.refuse_if_busy(name, environment.get("CUDA_VISIBLE_DEVICES", "").split(","), "stop")
             self.changed = True
             self.systemctl.stop(unit)
         self.changed |= self.systemctl.disable(unit)
@@ -328,7 +335,9 @@ def save_record(converger, record):
 
 
 def converge_absent(converger):
-    for name in converger.installed_daemons():
+    installed = converger.installed_daemons()
+    converger.refuse_stopping_busy(installed)
+    for name in installed:
         converger.uninstall(name)
     for path in (mps.TMPFILES_PATH, mps.PROFILE_PATH):
         converger.remove(path)
@@ -367,29 +376,35 @@ def plan(converger):
     return sets, gpus, multiuser, gid
 
 
-def converge_daemon(converger, name, members, multiuser, record):
+def render_daemon(converger, name, members, multiuser, record):
+    """(paths, {path: content}) of one daemon; a change to the unit or the commands needs a restart."""
     params = converger.params
     daemon_paths = mps.paths(name, params["pipe_directory"], params["log_directory"])
     binaries = {"nvidia-smi": converger.nvidia_smi, "sh": converger.module.get_bin_path("sh") or "/bin/sh",
                 "nvidia-cuda-mps-control": converger.module.get_bin_path("nvidia-cuda-mps-control"),
                 "systemd-tmpfiles": converger.module.get_bin_path("systemd-tmpfiles")}
     exclusive = [(gpu["uuid"], record[gpu["uuid"]]) for gpu in members] if params["exclusive_process"] else []
-    unit_changed = converger.write(daemon_paths["unit"], mps.render_unit(name, members, daemon_paths, binaries, exclusive, multiuser))
-    commands_changed = converger.write(daemon_paths["commands"], mps.render_commands(
-        params["active_thread_percentage"], params["pinned_mem_limit"], len(members)))
-    converger.write(daemon_paths["env"], mps.render_env(daemon_paths))
-    return daemon_paths, unit_changed or commands_changed
+    return daemon_paths, {
+        daemon_paths["unit"]: mps.render_unit(name, members, daemon_paths, binaries, exclusive, multiuser),
+        daemon_paths["commands"]: mps.render_commands(params["active_thread_percentage"], params["pinned_mem_limit"],
+                                                      len(members)),
+        daemon_paths["env"]: mps.render_env(daemon_paths),
+    }
+
+
+def needs_restart(converger, daemon_paths, files):
+    return any(read_text(converger.host(daemon_paths[key])) != files[daemon_paths[key]] for key in ("unit", "commands"))
 
 
 def start_daemons(converger, sets, pending_restart):
-    """Enable and start each daemon; restart those whose unit or settings changed."""
+    """Enable and start each daemon; restart those whose unit or settings changed (converge_present
+    refused a restart under running clients before the first change)."""
     actions = {}
     for name in sorted(sets):
         unit = mps.unit_name(name)
         converger.changed |= converger.systemctl.enable(unit)
         active = converger.is_active(unit)
         if active and name in pending_restart:
-            converger.refuse_if_busy(name, [gpu["uuid"] for gpu in sets[name]], "restart")
             actions[name] = "restarted"
             converger.systemctl.start(unit, restart=True)
         elif not active:
@@ -462,28 +477,34 @@ def check_daemon(converger, name, members, daemon_paths, action):
 def converge_present(converger):
     params = converger.params
     sets, gpus, multiuser, gid = plan(converger)
-    for name in converger.installed_daemons():
-        if name not in sets:
-            converger.uninstall(name)
-
     by_uuid = dict((gpu["uuid"], gpu) for gpu in gpus)
     record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
     managed = set(gpu["uuid"] for members in sets.values() for gpu in members) if params["exclusive_process"] else set()
     for uuid in sorted(managed - set(record)):
         record[uuid] = by_uuid[uuid]["compute_mode"]
-    record = restore_modes(converger, record, keep=managed)
-    save_record(converger, record)
+    rendered = dict((name, render_daemon(converger, name, sets[name], multiuser[name], record)) for name in sets)
+    pending_restart = set(name for name, (daemon_paths, files) in rendered.items() if needs_restart(converger, daemon_paths, files))
 
+    # Every refusal comes before the first change.
+    stale = [name for name in converger.installed_daemons() if name not in sets]
+    for name in sorted(pending_restart):
+        if converger.is_active(mps.unit_name(name)):
+            converger.refuse_if_busy(name, [gpu["uuid"] for gpu in sets[name]], "restart")
+    converger.refuse_stopping_busy(stale)
+    for name in stale:
+        converger.uninstall(name)
+
+    save_record(converger, restore_modes(converger, record, keep=managed))
     mode = int(params["directory_mode"], 8)
     directories = []
     for folder in (params["pipe_directory"], params["log_directory"]):
         converger.directory(folder, 0o755, 0)
         directories.append((folder, 0o755, "root", "root"))
-    pending_restart, daemon_paths = set(), {}
+    daemon_paths = {}
     for name in sorted(sets):
-        daemon_paths[name], changed = converge_daemon(converger, name, sets[name], multiuser[name], record)
-        if changed:
-            pending_restart.add(name)
+        daemon_paths[name], files = rendered[name]
+        for path in sorted(files):
+            converger.write(path, files[path])
         for key in ("pipe_directory", "log_directory"):
             converger.directory(daemon_paths[name][key], mode, gid)
             directories.append((daemon_paths[name][key], mode, "root", params["group"]))

@@ -99,6 +99,68 @@ def test_a_group_member_reaches_the_daemon_and_an_outsider_does_not(host):
     assert host.run("runuser -u %s -- ls %s/infer-a", OUTSIDER, PIPE_ROOT).rc != 0
 
 
+def _start_client(host, daemon, seconds):
+    """An emulated CUDA application of the allowed user, left running on the daemon's GPUs."""
+    host.check_output("runuser -u %s -- env CUDA_MPS_PIPE_DIRECTORY=%s/%s "
+                      "setsid gpuemu-cuda-app --seconds %s > /tmp/gpuemu-cuda-app.out 2>&1 &",
+                      ALLOWED_USER, PIPE_ROOT, daemon, str(seconds))
+    for dummy in range(50):
+        if "M+C" in host.check_output("nvidia-smi"):
+            return
+        host.run("sleep 0.2")
+    raise AssertionError("the client never appeared: " + host.check_output("cat /tmp/gpuemu-cuda-app.out"))
+
+
+def _stop_clients(host):
+    host.run("pkill -f gpuemu-cuda-app")
+    host.run("sleep 1")
+
+
+def test_a_cuda_client_of_the_group_runs_on_mps_and_an_outsider_is_kept_off(host):
+    _start_client(host, "infer-a", 30)
+    try:
+        assert "MPS client of server" in host.check_output("cat /tmp/gpuemu-cuda-app.out")
+        table = host.check_output("nvidia-smi")
+        assert table.count("M+C   gpuemu-cuda-app") == 2, table
+        assert _ask(host, "infer-a", "get_server_list").stdout.split(), "no server for the client"
+        # Without the pipe the outsider gets no MPS, and EXCLUSIVE_PROCESS keeps it off GPUs the server holds.
+        outsider = host.run("runuser -u %s -- env CUDA_MPS_PIPE_DIRECTORY=%s/infer-a gpuemu-cuda-app", OUTSIDER, PIPE_ROOT)
+        assert outsider.rc != 0 and "busy or unavailable" in outsider.stdout + outsider.stderr
+    finally:
+        _stop_clients(host)
+
+
+def test_a_restart_under_running_clients_is_refused_unless_forced(host):
+    changed_setting = {"mps_active_thread_percentage": 40}
+    before = _main_pid(host, "infer-a")
+    _start_client(host, "infer-a", 60)
+    try:
+        rc, output = run_playbook("molecule/default/plays/mps_alone.yml", "gpu-infer", changed_setting)
+        assert rc != 0, output
+        assert "MPS daemon infer-a must restart, but client processes run on its GPUs" in output
+        assert "mps_force_restart" in output
+        assert _main_pid(host, "infer-a") == before
+        rc, output = run_playbook("molecule/default/plays/mps_alone.yml", "gpu-infer",
+                                  dict(changed_setting, mps_force_restart=True))
+        assert rc == 0, output
+        assert _main_pid(host, "infer-a") != before
+        assert float(_ask(host, "infer-a", "get_default_active_thread_percentage").stdout) == 40.0
+    finally:
+        _stop_clients(host)
+        rc, output = run_playbook("molecule/default/plays/mps_alone.yml", "gpu-infer")
+    assert rc == 0, output
+    assert float(_ask(host, "infer-a", "get_default_active_thread_percentage").stdout) == 50.0
+
+
+def test_a_stop_gives_each_gpu_its_mode_back_and_a_start_takes_it_again(host):
+    host.check_output("systemctl stop gpuops-mps-infer-b.service")
+    try:
+        assert _compute_modes(host)[2:] == MODES_BEFORE[2:]
+    finally:
+        host.check_output("systemctl start gpuops-mps-infer-b.service")
+    assert _compute_modes(host) == ["Exclusive_Process"] * 4
+
+
 def test_clients_source_the_environment_file(host):
     for daemon in DAEMONS:
         env = host.file("/etc/gpuops-hardening/mps/%s.env" % daemon).content_string
