@@ -80,3 +80,14 @@ def test_tuned_nodes_report_no_drift(audit):
     summaries = _task_results(report, "Summarize what each node reached")
     for node in TUNED_NODES:
         assert summaries[node]["ansible_facts"]["gpuops_audit_summary"]["drift"] == "none", output
+
+
+def test_the_mps_node_shows_its_daemons_in_check_mode_without_drift(audit):
+    dummy, report, output = audit
+    summary = _task_results(report, "Summarize what each node reached")[CONFLICTED_NODE]["ansible_facts"]["gpuops_audit_summary"]
+    assert [entry.split(":")[0] for entry in summary["mps_daemons"]] == ["infer-a", "infer-b"], summary
+    # Its one drift is the sysctl boot conflict: the running daemons match what the role wants.
+    assert "mps" not in summary["drift"], summary["drift"]
+    for node in TUNED_NODES:
+        assert _task_results(report, "Summarize what each node reached")[node]["ansible_facts"][
+            "gpuops_audit_summary"]["mps_daemons"] == [], output
