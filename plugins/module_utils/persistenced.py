@@ -13,7 +13,14 @@ import re
 import shlex
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
-from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import UNIT_DIRS, is_masked, last_setting, parse_ini_sections
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
+    UNIT_DIRS,
+    config_files,
+    is_masked,
+    last_setting,
+    parse_ini_sections,
+)
 
 UNIT = "nvidia-persistenced.service"
 DROPIN_PATH = "/etc/systemd/system/nvidia-persistenced.service.d/90-gpuops-persistenced.conf"
@@ -46,6 +53,15 @@ def find_unit(root="/", unit_dirs=UNIT_DIRS, unit=UNIT):
             continue
         return mask_path, directory.rstrip("/") + "/" + unit
     return mask_path, None
+
+
+def overriding_dropins(root="/", unit_dirs=UNIT_DIRS, unit=UNIT):
+    """Drop-ins systemd applies after this module's own that set ExecStart again: their
+    host paths (below root). Theirs, not ours, is the command the daemon runs."""
+    ours = os.path.basename(DROPIN_PATH)
+    directories = [os.path.join(root, directory.lstrip("/"), unit + ".d") for directory in unit_dirs]
+    return [path for name, path in config_files(directories)
+            if name > ours and last_setting(read_text(path) or "", "Service", "ExecStart") is not None]
 
 
 def is_static(text):

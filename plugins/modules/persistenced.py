@@ -26,7 +26,9 @@ description:
     C(nvidia-smi --query-gpu=index,uuid,persistence_mode) and fails, naming the GPUs, unless every GPU reads Enabled.
   - A masked unit is unmasked with O(unmask=true); otherwise the module fails before any change, naming the mask.
   - Without nvidia-persistenced (no unit), the legacy path, C(nvidia-smi -pm 1), which the driver forgets at reboot, and
-    a oneshot unit C(gpuops-persistence-mode.service) that sets it again at every boot.
+    a oneshot unit C(gpuops-persistence-mode.service) that sets it again at every boot. Once the daemon is installed,
+    the next run disables and removes that unit.
+  - Warns about drop-ins that systemd applies after this module's own and that set C(ExecStart) again.
 author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
@@ -100,6 +102,19 @@ dropin:
   type: dict
   sample: {"path": "/etc/systemd/system/nvidia-persistenced.service.d/90-gpuops-persistenced.conf", "changed": false,
            "exec_start": "/usr/bin/nvidia-persistenced --user nvidia-persistenced --persistence-mode"}
+overridden_by:
+  description:
+    - Drop-ins systemd applies after this module's own that set C(ExecStart) again, so their command starts the
+      daemon; each is named in a warning, and in the failure when persistence then does not read Enabled.
+  returned: always
+  type: list
+  elements: str
+  sample: [/etc/systemd/system/nvidia-persistenced.service.d/99-local.conf]
+legacy_unit_removed:
+  description: The legacy boot unit (C(gpuops-persistence-mode.service)) this call removed, because the daemon now
+    keeps persistence mode; null when there was none.
+  returned: always
+  type: str
 enabled_by:
   description: C(install) (systemctl enable), C(wants_link) (static unit), or null when skipped.
   returned: always
@@ -175,8 +190,10 @@ def verify(module, nvidia_smi_path, result):
     if not gpus:
         module.fail_json(msg="nvidia-smi lists no GPU; persistence mode cannot be verified", **result)
     if failing:
-        module.fail_json(msg="persistence mode is not Enabled on GPU %s after the %s path" % (
-            ", ".join(failing), result["mode"]), **result)
+        module.fail_json(msg="persistence mode is not Enabled on GPU %s after the %s path%s" % (
+            ", ".join(failing), result["mode"],
+            " (%s overrides the ExecStart of this module's drop-in)" % ", ".join(result["overridden_by"])
+            if result["overridden_by"] else ""), **result)
     result["verification"] = "passed"
 
 
@@ -205,8 +222,15 @@ def converge_daemon(module, unit_path, diffs, result, reload_needed):
     result["dropin"] = {"path": persistenced.DROPIN_PATH, "changed": dropin["changed"],
                         "exec_start": content.rsplit("ExecStart=", 1)[1].strip()}
 
+    overriding = persistenced.overriding_dropins(root)
+    if overriding:
+        result["overridden_by"] = ["/" + os.path.relpath(path, root) for path in overriding]
+        module.warn("%s sets ExecStart after %s, so its command, not --persistence-mode from this module, starts "
+                    "the daemon" % (", ".join(result["overridden_by"]), persistenced.DROPIN_PATH))
+
     systemctl = Systemctl(module, timeout=module.params["timeout"])
-    if dropin["changed"] or reload_needed:
+    legacy_removed = remove_legacy_unit(module, systemctl, diffs, result)
+    if dropin["changed"] or reload_needed or legacy_removed:
         systemctl.daemon_reload()
     if persistenced.is_static(unit_text):
         result["enabled_by"] = "wants_link"
@@ -224,7 +248,21 @@ def converge_daemon(module, unit_path, diffs, result, reload_needed):
     elif not active:
         result["service_action"] = "started"
         systemctl.start(persistenced.UNIT)
-    return dropin["changed"] or enabled_changed or result["service_action"] != "none"
+    return dropin["changed"] or enabled_changed or legacy_removed or result["service_action"] != "none"
+
+
+def remove_legacy_unit(module, systemctl, diffs, result):
+    """The daemon now keeps persistence mode: the legacy boot unit an earlier run made goes."""
+    path = under_root(module.params["root"], persistenced.LEGACY_UNIT_PATH)
+    if not os.path.exists(path):
+        return False
+    systemctl.disable(os.path.basename(persistenced.LEGACY_UNIT_PATH))
+    diffs.append({"before_header": persistenced.LEGACY_UNIT_PATH, "after_header": "%s (absent)" % persistenced.LEGACY_UNIT_PATH,
+                  "before": read_text(path) or "", "after": ""})
+    result["legacy_unit_removed"] = persistenced.LEGACY_UNIT_PATH
+    if not module.check_mode:
+        os.unlink(path)
+    return True
 
 
 def converge_legacy(module, nvidia_smi_path, diffs, result):
@@ -257,7 +295,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     result = dict(changed=False, mode=None, flavour=None, unit_path=None, unmasked=None, dropin=None,
-                  enabled_by=None, service_action="none", gpus=[], verification=None, skipped_reason=None)
+                  overridden_by=[], legacy_unit_removed=None, enabled_by=None, service_action="none", gpus=[], verification=None, skipped_reason=None)
 
     nvidia_smi_path = module.get_bin_path("nvidia-smi")
     if not nvidia_smi_path:

@@ -81,6 +81,14 @@ def host(tmp_path):
                 current.calls.append("enable " + unit)
             return True
 
+        def disable(self, unit):
+            if unit not in current.enabled:
+                return False
+            if not self.module.check_mode:
+                current.enabled.discard(unit)
+                current.calls.append("disable " + unit)
+            return True
+
         def show(self, units_, properties):
             return [{"ActiveState": "active" if current.daemon_running() else "inactive"}]
 
@@ -209,6 +217,35 @@ def test_no_daemon_falls_back_to_legacy_persistence_and_a_boot_unit(host):
     assert result["verification"] == "passed"
     again = _run(host)
     assert not again["changed"] and again["service_action"] == "none"
+
+
+def test_the_legacy_boot_unit_goes_once_the_daemon_is_installed(host):
+    legacy = _run(host)
+    assert legacy["mode"] == "legacy" and host.path(persistenced.LEGACY_UNIT_PATH).exists()
+    host.install_unit("upstream")
+    checked = _run(host, check_mode=True)
+    assert checked["changed"] and checked["legacy_unit_removed"] == persistenced.LEGACY_UNIT_PATH
+    assert host.path(persistenced.LEGACY_UNIT_PATH).exists()
+    result = _run(host)
+    assert not result["failed"], result["msg"]
+    assert result["mode"] == "daemon" and result["legacy_unit_removed"] == persistenced.LEGACY_UNIT_PATH
+    assert not host.path(persistenced.LEGACY_UNIT_PATH).exists()
+    assert "disable gpuops-persistence-mode.service" in host.calls
+    assert _run(host)["legacy_unit_removed"] is None
+
+
+def test_a_later_drop_in_that_sets_exec_start_is_named(host):
+    host.install_unit("upstream")
+    later = host.path("/etc/systemd/system/nvidia-persistenced.service.d/99-local.conf")
+    later.parent.mkdir(parents=True)
+    later.write_text("[Service]\nExecStart=\nExecStart=/usr/bin/nvidia-persistenced --no-persistence-mode\n")
+    # An earlier name, or one without ExecStart, does not override.
+    host.path("/etc/systemd/system/nvidia-persistenced.service.d/10-env.conf").write_text(
+        "[Service]\nExecStart=/usr/bin/true\n")
+    host.path("/etc/systemd/system/nvidia-persistenced.service.d/95-nice.conf").write_text("[Service]\nNice=-5\n")
+    result = _run(host, check_mode=True)
+    assert result["overridden_by"] == ["/etc/systemd/system/nvidia-persistenced.service.d/99-local.conf"]
+    assert any("99-local.conf sets ExecStart after" in warning for warning in result["warnings"])
 
 
 def test_gpus_left_without_persistence_are_named(host):
