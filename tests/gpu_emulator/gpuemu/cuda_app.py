@@ -97,10 +97,11 @@ def _without_mps(reason, state, state_path, environ, seconds, stdout, stderr):
     if refusal:
         stderr.write(texts.CUDA_ERROR % refusal)
         return 1
-    stdout.write("%s: without MPS (%s): CUDA context on GPU %d%s\n" % (
-        CLIENT_NAME, reason, gpus[0], "" if recorded else ", not in the state (read-only)"))
-    stdout.flush()
+    # From here a SIGTERM must still take the row away: the try starts before the announcement.
     try:
+        stdout.write("%s: without MPS (%s): CUDA context on GPU %d%s\n" % (
+            CLIENT_NAME, reason, gpus[0], "" if recorded else ", not in the state (read-only)"))
+        stdout.flush()
         time.sleep(seconds)
     finally:
         if recorded:
@@ -126,9 +127,9 @@ def main(argv, state, state_path, environ, stdout, stderr):
         reason = "control daemon at %s: %s" % (pipe_dir, error.strerror if error else "no server")
         return _without_mps(reason, state, state_path, environ, seconds, stdout, stderr)
     _word, server_pid, gpus = (reply.split() + [""])[:3]
-    stdout.write("%s: MPS client of server %s on GPU %s\n" % (CLIENT_NAME, server_pid, gpus or "none"))
-    stdout.flush()
     try:
+        stdout.write("%s: MPS client of server %s on GPU %s\n" % (CLIENT_NAME, server_pid, gpus or "none"))
+        stdout.flush()
         time.sleep(seconds)
     finally:
         mps.request(pipe_dir, CLIENT_MARKER + "detach")
