@@ -74,9 +74,11 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
         found.append(bad("mps_pinned_mem_limit", limit, "an integer followed by M or G, such as 8G or 512M; "
                                                         "empty for no limit"))
     found.extend(_gpu_set_errors(inputs.get("mps_gpu_sets")))
-    for name in ("mps_pipe_directory", "mps_log_directory"):
-        found.extend(_directory_errors(inputs, name))
-    if inputs.get("mps_pipe_directory") == inputs.get("mps_log_directory") and not found:
+    directory_errors = [error for name in ("mps_pipe_directory", "mps_log_directory")
+                        for error in _directory_errors(inputs, name)]
+    found.extend(directory_errors)
+    # Two bad folders that are also the same are reported once each, as bad.
+    if inputs.get("mps_pipe_directory") == inputs.get("mps_log_directory") and not directory_errors:
         found.append(bad("mps_log_directory", inputs.get("mps_log_directory"), "a folder other than mps_pipe_directory"))
     mode = inputs.get("mps_directory_mode")
     if isinstance(mode, str) and (not _OCTAL_MODE.match(mode) or int(mode, 8) & 0o007 or int(mode, 8) & 0o710 != 0o710):

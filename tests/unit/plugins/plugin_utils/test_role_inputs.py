@@ -41,7 +41,7 @@ def _inputs(given, role):
 
 
 def test_every_role_with_an_argument_spec_is_found():
-    assert {"validate", "sysctl", "thp", "memlock", "numa_binding", "persistenced"} <= set(ROLES)
+    assert {"validate", "sysctl", "thp", "memlock", "numa_binding", "persistenced", "mps"} <= set(ROLES)
 
 
 @pytest.mark.parametrize("name", sorted(ROLES))
@@ -166,6 +166,35 @@ BAD_INPUTS = [
     ({"persistenced_timeout": "soon"}, ["persistenced_timeout", "soon", "int"]),
     ({"persistenced_unmask": "please"}, ["persistenced_unmask", "please", "bool"]),
     ({"persistenced_require_gpu": "sure"}, ["persistenced_require_gpu", "sure", "bool"]),
+    ({"mps_active_thread_percentage": 0}, ["mps role", "mps_active_thread_percentage", "got 0", "from 1 to 100"]),
+    ({"mps_active_thread_percentage": 150}, ["mps_active_thread_percentage", "got 150", "from 1 to 100"]),
+    ({"mps_pinned_mem_limit": "2048"}, ["mps_pinned_mem_limit", '"2048"', "followed by M or G", "empty for no limit"]),
+    ({"mps_pinned_mem_limit": "2g"}, ["mps_pinned_mem_limit", '"2g"', "followed by M or G"]),
+    ({"mps_gpu_sets": {"Left Set": [0]}}, ["mps_gpu_sets", '"Left Set"', "daemon names of lower-case letters"]),
+    ({"mps_gpu_sets": {"left": []}}, ["mps_gpu_sets.left", "got []", "a non-empty list of GPU indexes or UUIDs"]),
+    ({"mps_gpu_sets": {"left": [True]}}, ["mps_gpu_sets.left", "got true", "a GPU index (0, 1, ...) or UUID"]),
+    ({"mps_gpu_sets": {"left": [-1]}}, ["mps_gpu_sets.left", "got -1", "a GPU index (0, 1, ...) or UUID"]),
+    ({"mps_gpu_sets": {"left": [0], "right": ["0"]}}, ["mps_gpu_sets.right", '"0"', "one set only", "also in set left"]),
+    ({"mps_gpu_sets": {"left": ["GPU-ab"], "right": ["GPU-AB"]}}, ["mps_gpu_sets.right", "also in set left"]),
+    ({"mps_gpu_sets": ["0"]}, ["mps_gpu_sets", "dict"]),
+    ({"mps_pipe_directory": "run/nvidia-mps"}, ["mps_pipe_directory", '"run/nvidia-mps"', "absolute, normalised folder"]),
+    ({"mps_pipe_directory": "/tmp/x"}, ["mps_pipe_directory", '"/tmp/x"', "outside /tmp and /var/tmp"]),
+    ({"mps_log_directory": "/var/tmp"}, ["mps_log_directory", '"/var/tmp"', "outside /tmp and /var/tmp"]),
+    ({"mps_pipe_directory": "/"}, ["mps_pipe_directory", 'got "/"', "absolute, normalised folder"]),
+    ({"mps_pipe_directory": "/run//x"}, ["mps_pipe_directory", '"/run//x"', "normalised"]),
+    ({"mps_pipe_directory": "/run/my mps"}, ["mps_pipe_directory", '"/run/my mps"', "without spaces"]),
+    ({"mps_pipe_directory": "/var/log/nvidia-mps"}, ["mps_log_directory", '"/var/log/nvidia-mps"',
+                                                     "a folder other than mps_pipe_directory"]),
+    ({"mps_directory_mode": "0777"}, ["mps_directory_mode", '"0777"', "nothing for others", "such as 0770 or 0750"]),
+    ({"mps_directory_mode": "0700"}, ["mps_directory_mode", '"0700"', "at least x for the group"]),
+    ({"mps_directory_mode": "0670"}, ["mps_directory_mode", '"0670"', "rwx for root"]),
+    ({"mps_directory_mode": "abc"}, ["mps_directory_mode", '"abc"', "an octal mode"]),
+    ({"mps_directory_mode": "07700"}, ["mps_directory_mode", '"07700"', "an octal mode"]),
+    ({"mps_group": "Bad Group"}, ["mps_group", '"Bad Group"', "an account name of lower-case letters"]),
+    ({"mps_client_users": ["alice", "Root"]}, ["mps_client_users", '"Root"', "an account name"]),
+    ({"mps_timeout": 0}, ["mps_timeout", "got 0", "from 1 to 600"]),
+    ({"mps_state": "running"}, ["mps_state", "running", "present, absent"]),
+    ({"mps_allow_mig": "perhaps"}, ["mps_allow_mig", "perhaps", "bool"]),
 ]
 
 
@@ -187,3 +216,32 @@ def test_a_bad_profile_is_reported_once_and_profile_values_are_not_guessed():
     assert profile is None
     assert len(errors) == 1 and "gpuops_profile" in errors[0]
     assert inputs["thp"].get("thp_enabled") is None
+
+
+@pytest.mark.parametrize("given", [
+    {"mps_active_thread_percentage": 1},
+    {"mps_active_thread_percentage": 100},
+    {"mps_pinned_mem_limit": "8G"},
+    {"mps_pinned_mem_limit": "512M"},
+    {"mps_pinned_mem_limit": ""},
+    {"mps_gpu_sets": {"left": [0, 1], "right_2": ["2", "GPU-5d1b7a3e-0000-4000-8000-000000000000"]}},
+    {"mps_directory_mode": "770"},
+    {"mps_directory_mode": "0750"},
+    {"mps_pipe_directory": "/run/mps", "mps_log_directory": "/var/log/mps"},
+    {"mps_group": "gpu_users", "mps_client_users": ["alice", "svc-infer"]},
+])
+def test_good_mps_inputs_pass_unchanged(given):
+    inputs = _inputs(dict(given, mps_state="present"), "mps")
+    assert all(inputs[name] == value for name, value in given.items())
+
+
+def test_mps_directories_that_are_the_same_are_reported_with_other_errors():
+    errors = _errors({"mps_pipe_directory": "/var/log/nvidia-mps", "mps_active_thread_percentage": 0})
+    joined = "\n".join(errors)
+    assert "mps_active_thread_percentage: got 0" in joined
+    assert 'mps_log_directory: got "/var/log/nvidia-mps"; allowed: a folder other than mps_pipe_directory' in joined
+
+
+def test_mps_directories_both_bad_are_not_also_reported_as_the_same():
+    errors = _errors({"mps_pipe_directory": "/tmp", "mps_log_directory": "/tmp"})
+    assert len(errors) == 2 and all("outside /tmp and /var/tmp" in error for error in errors), errors
