@@ -220,7 +220,8 @@ def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):
     # gives a slow daemon a few seconds to open its pipe.
     lines.append("ExecStartPost=%s -c 'for try in 1 2 3 4 5; do %s < %s && exit 0; sleep 1; done; exit 1'" % (
         binaries["sh"], control, daemon_paths["commands"]))
-    lines.append("ExecStop=%s -c 'echo quit | %s'" % (binaries["sh"], control))
+    # "-": a quit that misses the daemon (its pipe just moved) is no failure; systemd's SIGTERM follows.
+    lines.append("ExecStop=-%s -c 'echo quit | %s'" % (binaries["sh"], control))
     lines.extend("ExecStopPost=%s -i %s -c %s" % (binaries["nvidia-smi"], uuid, COMPUTE_MODE_ARGS.get(mode, "DEFAULT"))
                  for uuid, mode in exclusive_modes)
     lines.extend(["Restart=on-failure", "RestartSec=5", "", "[Install]", "WantedBy=multi-user.target", ""])

@@ -494,6 +494,13 @@ def converge_present(converger):
     for name in stale:
         converger.uninstall(name)
 
+    # A daemon whose pipe moves leaves its old pipe directory once it runs on the new one.
+    moved_pipes = []
+    for name in sorted(sets):
+        installed = mps.unit_environment(read_text(converger.host(rendered[name][0]["unit"]))).get("CUDA_MPS_PIPE_DIRECTORY")
+        if installed and installed != rendered[name][0]["pipe_directory"]:
+            moved_pipes.append(installed)
+
     save_record(converger, restore_modes(converger, record, keep=managed))
     mode = int(params["directory_mode"], 8)
     directories = []
@@ -516,6 +523,8 @@ def converge_present(converger):
     if converger.changed:
         converger.systemctl.daemon_reload()
     actions = start_daemons(converger, sets, pending_restart)
+    for path in moved_pipes:
+        converger.remove(path)
 
     for name in sorted(sets):
         entry = {"name": name, "unit": mps.unit_name(name), "gpus": [gpu["uuid"] for gpu in sets[name]],

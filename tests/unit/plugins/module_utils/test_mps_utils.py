@@ -221,7 +221,7 @@ def test_unit_environment_and_start_lines():
     assert _lines(unit, "ExecStart") == ["/usr/bin/nvidia-cuda-mps-control -d -multiuser-server"]
     assert _lines(_unit(multiuser=False), "ExecStart") == ["/usr/bin/nvidia-cuda-mps-control -d"]
     assert "< /etc/gpuops-hardening/mps/left.commands" in _lines(unit, "ExecStartPost")[0]
-    assert _lines(unit, "ExecStop") == ["/bin/sh -c 'echo quit | /usr/bin/nvidia-cuda-mps-control'"]
+    assert _lines(unit, "ExecStop") == ["-/bin/sh -c 'echo quit | /usr/bin/nvidia-cuda-mps-control'"]
     assert unit.startswith(mps.managed_header("mps") + "\n")
     assert unit.endswith("[Install]\nWantedBy=multi-user.target\n")
 

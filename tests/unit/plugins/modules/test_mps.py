@@ -49,6 +49,7 @@ class Host:
             edit(state)
         api.write_state(state, self.state)
         self.enabled = set()
+        self.started = {}
         self.calls = []
         self.missing = set()
 
@@ -140,10 +141,14 @@ class FakeSystemctl:
             self.host.calls.append("disable " + unit)
         return True
 
+    def _pipe(self, unit):
+        """The pipe the unit's daemon was started on: systemd follows its main pid, not the unit file."""
+        return self.host.started.get(unit) or self._unit(unit)[1]["CUDA_MPS_PIPE_DIRECTORY"]
+
     def show(self, units, properties):
         assert properties == ["ActiveState"]
-        active = [os.path.exists(self.host.path(mps.UNIT_DIR + "/" + unit))
-                  and self.host.serving(self._unit(unit)[1]["CUDA_MPS_PIPE_DIRECTORY"]) for unit in units]
+        active = [os.path.exists(self.host.path(mps.UNIT_DIR + "/" + unit)) and self.host.serving(self._pipe(unit))
+                  for unit in units]
         return [{"ActiveState": "active" if on else "inactive"} for on in active]
 
     def start(self, unit, restart=False):
@@ -158,6 +163,7 @@ class FakeSystemctl:
         assert argv[0] == MPS_CONTROL
         rc, dummy, err = self.host.control(argv[1:], environ)
         assert rc == 0, err
+        self.host.started[unit] = environ["CUDA_MPS_PIPE_DIRECTORY"]
         commands = re.search(r"< (\S+)", _lines(text, "ExecStartPost")[0]).group(1)
         rc, dummy, err = self.host.control([], environ, stdin=self.host.text(commands))
         assert rc == 0, err
@@ -171,9 +177,11 @@ class FakeSystemctl:
     def _stop(self, unit):
         text, environ = self._unit(unit)
         assert "echo quit | %s" % MPS_CONTROL in _lines(text, "ExecStop")[0]
-        self.host.control([], environ, stdin="quit\n")
+        # Where ExecStop misses the daemon (its pipe moved), systemd's SIGTERM still ends it.
+        pipe = self._pipe(unit)
+        self.host.control([], dict(environ, CUDA_MPS_PIPE_DIRECTORY=pipe), stdin="quit\n")
         deadline = time.time() + 5
-        while self.host.serving(environ["CUDA_MPS_PIPE_DIRECTORY"]) and time.time() < deadline:
+        while self.host.serving(pipe) and time.time() < deadline:
             time.sleep(0.05)
         self._exec_smi(_lines(text, "ExecStopPost"))
 
@@ -404,6 +412,17 @@ def test_a_set_left_out_is_removed_and_its_gpus_set_back(make_host):
     assert json.loads(host.text(mps.MODES_RECORD_PATH)) == {uuids[2]: "Default", uuids[3]: "Default"}
     assert not os.path.exists(host.path("/etc/systemd/system/gpuops-mps-left.service"))
     assert "CUDA_MPS_PIPE_DIRECTORY=/run/nvidia-mps/right" in host.text(mps.PROFILE_PATH)
+
+
+def test_a_pipe_moved_elsewhere_leaves_no_old_directory(make_host):
+    host = make_host()
+    assert not _run(host)["failed"]
+    result = _run(host, pipe_directory="/run/mps")
+    assert not result["failed"], result["msg"]
+    assert result["daemons"][0]["action"] == "restarted"
+    assert not os.path.exists(host.path("/run/nvidia-mps/all"))
+    assert os.path.isdir(host.path("/run/mps/all"))
+    assert _ask(host, "get_default_active_thread_percentage", pipe="/run/mps/all") == "100.0"
 
 
 @pytest.mark.parametrize("missing", ["nvidia-smi", "nvidia-cuda-mps-control"])
