@@ -9,13 +9,18 @@ turned into spaces (or condensed), blank lines and stray text around the
 table, a missing legend, N/A cells and output cut short.
 
 Public contract (other code and a conformance suite call these as written):
-``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``.
+``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``,
+``parse_query_csv`` (``--query-gpu=... --format=csv``: one dict per row, keyed by
+the header's field names without their `` [unit]``) and
+``parse_mig_command_output`` (``mig -cgi``, ``-cci`` and ``-cgi ... -C``: the GPU
+and compute instances created and the error lines printed).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import csv
 import re
 from xml.etree import ElementTree
 
@@ -355,6 +360,132 @@ def parse_gpu_instance_profiles(text):
 
 
 # --------------------------------------------------------------------------
+# nvidia-smi --query-gpu=... --format=csv
+# --------------------------------------------------------------------------
+
+# Cells nvidia-smi prints where a GPU has no value for a field.
+_UNAVAILABLE = ("N/A", "[N/A]", "Not Supported", "[Not Supported]")
+# A header cell: a lower-case field name, optionally followed by its unit.
+_CSV_FIELD = re.compile(r"^([a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)(?:\s*\[[^\]]*\])?$")
+# What nvidia-smi prints around a table on stdout: warnings before it (an
+# infoROM warning, a pending MIG mode), messages instead of it.
+_CSV_NOTICE = re.compile(
+    r"^(?:(?:warning|error|note)\s*:|(?:failed|unable) to\b|no devices were found"
+    r"|nvidia-smi has failed|invalid combination|field \".*\" is not a valid field"
+    r"|format modifier is not recognized|reboot the system|all done\.?$)",
+    re.IGNORECASE)
+
+
+def _csv_cells(line):
+    """A line's cells; csv undoes nvidia-smi's ", " separator and any quoting."""
+    try:
+        return [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True), [])]
+    except csv.Error:
+        # A NUL byte from a damaged copy: the line is not a row.
+        return []
+
+
+def _csv_header(cells):
+    """Field names of a header line, or None when the cells are not one."""
+    names = []
+    for cell in cells:
+        match = _CSV_FIELD.match(cell)
+        if not match:
+            return None
+        names.append(match.group(1))
+    return names or None
+
+
+def parse_query_csv(text):
+    """Parse ``nvidia-smi --query-gpu=... --format=csv`` (the header line included).
+
+    Returns one dict per GPU row, keyed by the header's field names with any
+    `` [unit]`` removed (``memory.total [MiB]`` -> ``memory.total``). Values are
+    stripped strings as printed, units included (``40960 MiB``); ``N/A``,
+    ``[N/A]``, ``Not Supported`` and ``[Not Supported]`` become None. Warnings,
+    messages, blank lines and lines whose cell count differs from the header's
+    are not rows. Output without a header (``--format=csv,noheader``) names no
+    fields, so it yields no rows: ask for the header to use this parser.
+    """
+    header = None
+    rows = []
+    for line in _lines(text):
+        line = line.lstrip("\ufeff").strip()
+        if not line or _CSV_NOTICE.match(line):
+            continue
+        cells = _csv_cells(line)
+        names = _csv_header(cells)
+        if header is None or (names and (names == header or len(names) != len(header))):
+            # The first header, a repeated one, or the header of a second table.
+            header = names or header
+            continue
+        if len(cells) != len(header):
+            continue
+        rows.append(dict((name, None if value in _UNAVAILABLE else value)
+                         for name, value in zip(header, cells)))
+    return rows
+
+
+# --------------------------------------------------------------------------
+# nvidia-smi mig -cgi / -cci / -cgi ... -C
+# --------------------------------------------------------------------------
+
+# "using profile MIG 3g.20gb (ID  9)": the name may carry a suffix (+me, -me,
+# +gfx) or a compute-instance prefix (1c.3g.20gb).
+_MIG_PROFILE = r"using\s+profile\s+(?:MIG\s+)?(\S+)\s*\(\s*ID\s*(\d+)\s*\)"
+_CREATED_GI = re.compile(
+    r"^Successfully\s+created\s+GPU\s+instance\s+ID\s+(\d+)\s+on\s+GPU\s+(\d+)\s+"
+    + _MIG_PROFILE, re.IGNORECASE)
+_CREATED_CI = re.compile(
+    r"^Successfully\s+created\s+compute\s+instance\s+ID\s+(\d+)\s+on\s+GPU\s+(\d+)\s+"
+    r"GPU\s+instance\s+ID\s+(\d+)\s+" + _MIG_PROFILE, re.IGNORECASE)
+# The failures nvidia-smi prints for these commands: one "Unable to ..." line
+# per instance and a "Failed to ..." summary, the NVML and driver failures, the
+# "No ... found" refusals and the usage errors.
+_MIG_ERROR = re.compile(
+    r"^(?:(?:Unable|Failed)\s+to\s|No\s+(?:MIG-enabled|MIG-supported)\s+devices\s+found"
+    r"|No\s+(?:GPU|compute)\s+instances\s+found|No\s+devices\s+were\s+found"
+    r"|NVIDIA-SMI\s+has\s+failed|Invalid\s+combination\s+of\s+input\s+arguments|ERROR\s*:)",
+    re.IGNORECASE)
+
+
+def parse_mig_command_output(text):
+    """Parse what ``nvidia-smi mig -cgi``, ``-cci`` or ``-cgi ... -C`` printed.
+
+    Returns ``{"gpu_instances", "compute_instances", "errors"}``: GPU instances
+    as ``{"gpu", "id", "profile", "profile_id"}``, compute instances as
+    ``{"gpu", "gpu_instance", "id", "profile", "profile_id"}`` (profile names
+    without the ``MIG`` prefix, numbers as ints), and the error lines exactly
+    as printed, stripped. Other lines (warnings, destroy reports) are ignored.
+    """
+    result = {"gpu_instances": [], "compute_instances": [], "errors": []}
+    for line in _lines(text):
+        line = line.strip()
+        match = _CREATED_GI.match(line)
+        if match:
+            result["gpu_instances"].append({
+                "gpu": int(match.group(2)),
+                "id": int(match.group(1)),
+                "profile": match.group(3),
+                "profile_id": int(match.group(4)),
+            })
+            continue
+        match = _CREATED_CI.match(line)
+        if match:
+            result["compute_instances"].append({
+                "gpu": int(match.group(2)),
+                "gpu_instance": int(match.group(3)),
+                "id": int(match.group(1)),
+                "profile": match.group(4),
+                "profile_id": int(match.group(5)),
+            })
+            continue
+        if _MIG_ERROR.match(line):
+            result["errors"].append(line)
+    return result
+
+
+# --------------------------------------------------------------------------
 # nvidia-smi -q -x
 # --------------------------------------------------------------------------
 
@@ -373,7 +504,7 @@ def _text(element, path):
     if found is None or found.text is None:
         return None
     value = found.text.strip()
-    return None if value in ("", "N/A", "[N/A]", "Not Supported", "[Not Supported]") else value
+    return None if value == "" or value in _UNAVAILABLE else value
 
 
 def _mib(value):
