@@ -15,6 +15,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_smi
 from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import parse_cpulist
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit import real_captures
+from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig
 
 PROFILES = sorted(api.PROFILES)
 
@@ -107,6 +108,82 @@ def test_mig_devices_and_profiles(tmp_path):
     assert next(item for item in profiles if item["name"] == "7g.80gb")["free"] == 0
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_query_csv_matches_profile(emulator, profile):
+    state = emulator[profile][1]
+    rows = nvidia_smi.parse_query_csv(
+        smi(emulator, profile, "--query-gpu=index,name,memory.total,power.draw", "--format=csv"))
+    assert [(row["index"], row["name"]) for row in rows] == \
+        [(str(index), gpu["model"]) for index, gpu in enumerate(state["gpus"])]
+    for row in rows:
+        assert sorted(row) == ["index", "memory.total", "name", "power.draw"]
+        assert row["memory.total"].endswith(" MiB") and int(row["memory.total"].split()[0]) > 0
+        assert row["power.draw"].endswith(" W") and float(row["power.draw"].split()[0]) >= 0
+
+
+def test_query_csv_unreadable_field_is_none(tmp_path):
+    path = str(tmp_path / "l40s.json")
+    state = api.new_state("l40s_4x")
+    state["gpus"][1]["field_overrides"] = {"power.draw": "[Not Supported]"}
+    api.write_state(state, path)
+    rc, out, _err = api.run("nvidia-smi", ["--query-gpu=index,power.draw", "--format=csv"], path)
+    assert rc == 0
+    rows = nvidia_smi.parse_query_csv(out)
+    assert [row["power.draw"] is None for row in rows] == [False, True, False, False]
+
+
+@pytest.fixture
+def mig_enabled(tmp_path):
+    path = str(tmp_path / "a100.json")
+    state = api.new_state("a100_8x_mig")
+    enable_mig(state)
+    api.write_state(state, path)
+    return path
+
+
+def test_mig_create_output_matches_gpu_instances(mig_enabled):
+    rc, out, _err = api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9,19,20", "-C"], mig_enabled)
+    assert rc == 0
+    result = nvidia_smi.parse_mig_command_output(out)
+    assert [(gi["gpu"], gi["profile"], gi["profile_id"]) for gi in result["gpu_instances"]] == \
+        [(0, "3g.40gb", 9), (0, "1g.10gb", 19), (0, "1g.10gb+me", 20)]
+    assert [(ci["gpu_instance"], ci["id"], ci["profile"]) for ci in result["compute_instances"]] == \
+        [(gi["id"], 0, gi["profile"]) for gi in result["gpu_instances"]]
+    assert result["errors"] == []
+    listed = nvidia_smi.parse_query_xml(api.run("nvidia-smi", ["-q", "-x"], mig_enabled)[1])
+    assert [device["gpu_instance_id"] for device in listed["gpus"][0]["mig_devices"]] == \
+        [gi["id"] for gi in result["gpu_instances"]]
+
+
+def test_mig_create_compute_instance_and_failures(mig_enabled):
+    created = nvidia_smi.parse_mig_command_output(
+        api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9"], mig_enabled)[1])
+    gpu_instance = created["gpu_instances"][0]["id"]
+    assert created["compute_instances"] == [] and created["errors"] == []
+
+    rc, out, _err = api.run("nvidia-smi", ["mig", "-i", "0", "-cci", "0,1", "-gi", str(gpu_instance)], mig_enabled)
+    assert rc != 0
+    result = nvidia_smi.parse_mig_command_output(out)
+    assert result["compute_instances"] == [
+        {"gpu": 0, "gpu_instance": gpu_instance, "id": 0, "profile": "1c.3g.40gb", "profile_id": 0}]
+    assert result["errors"] == [line.strip() for line in out.splitlines()[1:]]
+    assert result["errors"][-1] == "Failed to create compute instances: Insufficient Resources"
+
+    rc, out, _err = api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "0", "-C"], mig_enabled)
+    assert rc != 0
+    result = nvidia_smi.parse_mig_command_output(out)
+    assert result["gpu_instances"] == [] and len(result["errors"]) == 2
+    assert result["errors"][0].startswith("Unable to create a GPU instance on GPU  0 using profile 0: ")
+
+
+def test_mig_create_without_mig_mode_is_an_error(tmp_path):
+    path = str(tmp_path / "a100.json")
+    api.write_state(api.new_state("a100_8x_mig"), path)
+    _rc, out, _err = api.run("nvidia-smi", ["mig", "-cgi", "9", "-C"], path)
+    assert nvidia_smi.parse_mig_command_output(out) == {
+        "gpu_instances": [], "compute_instances": [], "errors": ["No MIG-enabled devices found."]}
+
+
 # ------------------------------------------------------------------ same shape as real
 
 def shape(value):
@@ -178,3 +255,18 @@ def test_gpu_list_and_lgip_shapes_match_real(emulator, tmp_path):
     real_lgip = nvidia_smi.parse_gpu_instance_profiles(real_captures.load("a100_40gb_nvidia_smi_mig_lgip.txt"))
     emulated_lgip = nvidia_smi.parse_gpu_instance_profiles(out)
     assert set(repr(shape(item)) for item in real_lgip) == set(repr(shape(item)) for item in emulated_lgip)
+
+
+def test_mig_create_and_csv_shapes_match_real(emulator, mig_enabled):
+    real_mig = nvidia_smi.parse_mig_command_output(
+        real_captures.load("h100_pcie_80gb_driver525_nvidia_smi_mig_cgi_9_19_19_19_C.txt"))
+    emulated_mig = nvidia_smi.parse_mig_command_output(
+        api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9,19,19,19", "-C"], mig_enabled)[1])
+    assert shape(real_mig) == shape(emulated_mig)
+    assert emulated_mig["gpu_instances"] and emulated_mig["compute_instances"]
+
+    real_csv = nvidia_smi.parse_query_csv(
+        real_captures.load("h100_pcie_driver525_query_pci_bus_id_mig_mode_current_csv.txt"))
+    emulated_csv = nvidia_smi.parse_query_csv(
+        smi(emulator, "dgx_h100", "--query-gpu=pci.bus_id,mig.mode.current", "--format=csv"))
+    assert shape(real_csv[:1]) == shape(emulated_csv[:1])

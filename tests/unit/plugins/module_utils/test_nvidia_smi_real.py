@@ -241,3 +241,74 @@ def test_xml_index_is_order_not_minor_number():
         real_captures.load("telegraf_a100_sxm4_80gb_x4_mig_enabled_driver535_nvidia_smi_q_x.xml.txt"))
     assert [gpu["index"] for gpu in result["gpus"]] == list(range(len(result["gpus"])))
     assert result["gpus"][0]["minor_number"] != 0
+
+
+# ------------------------------------------------------------------ --query-gpu csv
+
+def _query_fields(command):
+    """The field names a recorded command asked for (``--query-gpu=a,b``)."""
+    word = next(word for word in command.split() if word.startswith("--query-gpu="))
+    return [name.strip() for name in word.split("=", 1)[1].split(",")]
+
+
+def test_every_csv_query_capture_has_the_asked_fields():
+    names = _captures_of("--format=csv")
+    with_header = [name for name in names if "noheader" not in real_captures.command_of(name)]
+    assert with_header and len(names) > len(with_header)
+    for name in names:
+        rows = nvidia_smi.parse_query_csv(real_captures.load(name))
+        if name in with_header:
+            fields = _query_fields(real_captures.command_of(name))
+            assert rows and all(sorted(row) == sorted(fields) for row in rows), name
+        else:
+            assert rows == [], name  # no header names the fields
+
+
+def test_csv_query_capture_values():
+    rows = nvidia_smi.parse_query_csv(real_captures.load("h100_pcie_driver525_query_pci_bus_id_mig_mode_current_csv.txt"))
+    assert rows == [{"pci.bus_id": "00000000:01:00.0", "mig.mode.current": "Enabled"}]
+
+
+# ------------------------------------------------------------------ mig -cgi -C
+
+MIG_CREATED = {
+    "a100_40gb_nvidia_smi_mig_cgi_9_3g20gb_C.txt": (
+        [(2, "3g.20gb", 9), (1, "3g.20gb", 9)],
+        [(2, 0, "3g.20gb", 2), (1, 0, "3g.20gb", 2)]),
+    "h100_pcie_80gb_driver525_nvidia_smi_mig_cgi_9_19_19_19_C.txt": (
+        [(2, "3g.40gb", 9), (7, "1g.10gb", 19), (8, "1g.10gb", 19), (9, "1g.10gb", 19)],
+        [(2, 0, "3g.40gb", 2), (7, 0, "1g.10gb", 0), (8, 0, "1g.10gb", 0), (9, 0, "1g.10gb", 0)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIG_CREATED))
+def test_mig_create_capture(name):
+    gpu_instances, compute_instances = MIG_CREATED[name]
+    result = nvidia_smi.parse_mig_command_output(real_captures.load(name))
+    assert [(gi["id"], gi["profile"], gi["profile_id"]) for gi in result["gpu_instances"]] == gpu_instances
+    assert [(ci["gpu_instance"], ci["id"], ci["profile"], ci["profile_id"])
+            for ci in result["compute_instances"]] == compute_instances
+    assert all(item["gpu"] == 0 for item in result["gpu_instances"] + result["compute_instances"])
+    assert result["errors"] == []
+
+
+def test_every_mig_create_capture_has_one_instance_per_profile_asked():
+    names = _captures_of("mig -cgi")
+    assert len(names) >= 2
+    for name in names:
+        words = real_captures.command_of(name).split()
+        asked = words[words.index("-cgi") + 1].split(",")
+        result = nvidia_smi.parse_mig_command_output(real_captures.load(name))
+        assert len(result["gpu_instances"]) == len(asked), name
+        if "-C" in words:
+            assert [ci["gpu_instance"] for ci in result["compute_instances"]] == \
+                [gi["id"] for gi in result["gpu_instances"]], name
+
+
+def test_mig_mode_and_destroy_captures_create_nothing():
+    names = _captures_of("-mig ", "mig -dci", "mig -dgi")
+    assert len(names) >= 4
+    for name in names:
+        result = nvidia_smi.parse_mig_command_output(real_captures.load(name))
+        assert result == {"gpu_instances": [], "compute_instances": [], "errors": []}, name
+        assert nvidia_smi.parse_query_csv(real_captures.load(name)) == [], name
