@@ -69,7 +69,7 @@ def test_query_csv_single_field_ignores_messages():
 @pytest.mark.parametrize("text", [
     "Enabled\n",
     "0, NVIDIA A100-SXM4-40GB, 40960 MiB\n1, NVIDIA A100-SXM4-40GB, 40960 MiB\n",
-    "00000000:01:00.0, Enabled\r\n",
+    "00000000:4F:00.0, Disabled\r\n",
     "No devices were found\n",
     "index, name\n",
     "",
@@ -117,8 +117,8 @@ def test_mig_created_instances():
     lambda text: text.replace("  ", " ").replace("(ID ", "(ID"),
     lambda text: "  " + text.replace("\n", "   \n  "),
     lambda text: "Warning: persistence mode is disabled on device 00000000:07:00.0.\n" + text + "All done.\n",
-    lambda text: text + "Successfully destroyed compute instance ID  0 from GPU  0 GPU instance ID  9\n"
-                        "Successfully destroyed GPU instance ID  9 from GPU  0\n",
+    lambda text: text + "Successfully destroyed compute instance ID  1 from GPU  1 GPU instance ID 13\n"
+                        "Successfully destroyed GPU instance ID 13 from GPU  1\n",
 ], ids=["crlf", "blank-lines", "single-spaces", "indented", "warnings", "destroy-lines"])
 def test_mig_created_instances_survive_copies(copy):
     assert nvidia_smi.parse_mig_command_output(copy(CREATED)) == CREATED_RESULT
@@ -159,10 +159,10 @@ def test_mig_partial_success_keeps_instances_and_errors():
 
 @pytest.mark.parametrize("text", [
     "", None,
-    "Warning: MIG mode is in pending enable state for GPU 00000000:07:00.0:Not Supported\n"
-    "Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU 00000000:07:00.0\nAll done.\n",
-    "Enabled MIG Mode for GPU 00000000:36:00.0\nAll done.\n",
-    "Successfully destroyed GPU instance ID  2 from GPU  0\n",
+    "Warning: MIG mode is in pending disable state for GPU 00000000:C1:00.0:In use by another client\n"
+    "Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU 00000000:C1:00.0\nAll done.\n",
+    "Enabled MIG Mode for GPU 00000000:B7:00.0\nAll done.\n",
+    "Successfully destroyed GPU instance ID  5 from GPU  3\n",
     "Successfully created GPU instance ID on GPU  0 using profile MIG 3g.20gb\n",
 ])
 def test_mig_lines_it_does_not_know_are_ignored(text):
