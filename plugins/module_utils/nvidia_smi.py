@@ -10,6 +10,7 @@ table, a missing legend, N/A cells and output cut short.
 
 Public contract (other code and a conformance suite call these as written):
 ``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``,
+``parse_gpu_instance_placements`` (``mig -lgipp``),
 ``parse_query_csv`` (``--query-gpu=... --format=csv``: one dict per row, keyed by
 the header's field names without their `` [unit]``) and
 ``parse_mig_command_output`` (``mig -cgi``, ``-cci`` and ``-cgi ... -C``: the GPU
@@ -488,6 +489,27 @@ def parse_mig_command_output(text):
 # --------------------------------------------------------------------------
 # nvidia-smi -q -x
 # --------------------------------------------------------------------------
+
+# "GPU  0 Profile ID 15 Placements: {0,2,4,6}:2" and "... Placement : {0}:8".
+_LGIPP_ROW = re.compile(r"^GPU\s+(\d+)\s+Profile\s+ID\s+(\d+)\s+Placements?\s*:\s*\{([\d,\s]*)\}\s*:\s*(\d+)\s*$")
+
+
+def parse_gpu_instance_placements(text):
+    """Parse ``nvidia-smi mig -lgipp``: one item per GPU and profile, with ``gpu``,
+    ``profile_id``, ``starts`` (the memory slices an instance may start at) and
+    ``size`` (how many slices it takes). Other lines are ignored."""
+    placements = []
+    for raw in _lines(text):
+        match = _LGIPP_ROW.match(raw.strip())
+        if match:
+            placements.append({
+                "gpu": int(match.group(1)),
+                "profile_id": int(match.group(2)),
+                "starts": [int(start) for start in re.findall(r"\d+", match.group(3))],
+                "size": int(match.group(4)),
+            })
+    return placements
+
 
 def pci_bus_id_to_sysfs(bus_id):
     """``00000000:18:00.0`` (nvidia-smi) to ``0000:18:00.0`` (sysfs); None if malformed.
