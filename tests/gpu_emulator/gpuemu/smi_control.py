@@ -6,7 +6,7 @@
 Each returns (rc, stdout) and edits the state in place; the caller saves it.
 """
 
-from . import mig, pci, runtime, state as state_file, texts
+from . import faults, mig, pci, runtime, state as state_file, texts
 
 COMPUTE_MODES = {
     "0": "Default", "DEFAULT": "Default",
@@ -91,7 +91,7 @@ def reset(state, gpus):
     failed = []
     busy = 0
     for gpu in gpus:
-        reason = state["faults"]["reset_fail"].get(str(gpu["index"]))
+        reason = _injected_reset_failure(state, gpu)
         if reason is None and runtime.is_held(state, gpu):
             reason = texts.IN_USE
         if reason == texts.IN_USE:
@@ -109,6 +109,17 @@ def reset(state, gpus):
         state_file.reset_gpu(gpu)
         out.append("GPU %s was successfully reset.\n" % _bus_id(gpu))
     return texts.RC_OK, "".join(out)
+
+
+def _injected_reset_failure(state, gpu):
+    """The reason of a reset_fail fault for this GPU, counting down one with "times"."""
+    injected = state["faults"]["reset_fail"]
+    key = str(gpu["index"])
+    if key not in injected:
+        return None
+    fault = injected[key]
+    reason = fault["reason"] if isinstance(fault, dict) else fault
+    return reason if faults.use_once(injected, key) else None
 
 
 def denied(gpus, key, value):
