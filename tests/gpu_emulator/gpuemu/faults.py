@@ -19,6 +19,9 @@
                                              not answer: nvidia-smi reads its persistence
                                              as Disabled, -pm falls back to Legacy, and the
                                              daemon's GPUs block -r and -mig (runtime.py)
+    nvidia_drm "loaded"                      the display module holds every GPU: -r is
+                                             refused ("In use by another client") and MIG
+                                             mode changes stay pending; -cgi still works
 
 An exit, hang or reset_fail fault with "times": N fires on the next N matching runs
 only, then goes away (counted down in the state under its lock), so that a test can

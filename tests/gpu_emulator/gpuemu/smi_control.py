@@ -102,7 +102,7 @@ def reset(state, gpus):
         out = ["The following GPUs could not be reset:\n"]
         out += ["  GPU %s: %s\n" % (_bus_id(gpu), reason) for gpu, reason in failed]
         if busy:
-            out.append("\n" + texts.IN_USE_DEVICES % busy)
+            out.append("\n" + texts.in_use_devices(busy))
         return texts.RC_OTHER, "".join(out)
     out = []
     for gpu in gpus:
