@@ -79,19 +79,25 @@ def mig_mode(state, gpus, value):
             gpu["gpu_instances"] = []
             out.append("%s MIG Mode for GPU %s\n" % (mode, bus_id))
         else:
-            out.append(texts.MIG_PENDING % (verb, bus_id, "Not Supported"))
+            out.append(texts.MIG_PENDING % (verb, bus_id, texts.NOT_SUPPORTED))
             out.append(texts.MIG_PENDING_RESET % bus_id)
     out.append(texts.ALL_DONE)
     return texts.RC_OK, "".join(out)
 
 
 def reset(state, gpus):
-    """Refused while anything holds a GPU or a reset failure is injected; a
-    successful reset applies the pending MIG mode and drops MIG instances."""
+    """Refused while anything holds a GPU or a reset failure is injected, and always
+    in a pass-through VM (settings.mig_mode_apply "reboot"); a successful reset
+    applies the pending MIG mode and drops MIG instances."""
     failed = []
     busy = 0
     for gpu in gpus:
         reason = _injected_reset_failure(state, gpu)
+        if reason is None and state["settings"].get("mig_mode_apply") == "reboot":
+            # The hypervisor does not expose the reset (NVML nvmlDeviceSetMigMode: "VM
+            # reboot is required"); nvidia-smi --gpu-reset answers Not Supported on a
+            # GCP A100 VM (kubernetes-sigs/dra-driver-nvidia-gpu #883).
+            reason = texts.NOT_SUPPORTED
         if reason is None and runtime.is_held(state, gpu):
             reason = texts.IN_USE
         if reason == texts.IN_USE:

@@ -38,6 +38,7 @@ INVALID_FIELD = 'Field "%s" is not a valid field to query.\n\n'
 ALL_DONE = "All done.\n"
 
 IN_USE = "In use by another client"
+NOT_SUPPORTED = "Not Supported"
 # After a refused reset; the plural form is the one NVIDIA/mig-parted #181 shows for 4 GPUs.
 IN_USE_DEVICES = (
     "%d %s currently being used by one or more other processes (e.g., Fabric Manager, "
