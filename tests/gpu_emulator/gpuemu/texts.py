@@ -52,6 +52,8 @@ def in_use_devices(count):
     if count == 1:
         return IN_USE_DEVICES % (count, "device is", "this device")
     return IN_USE_DEVICES % (count, "devices are", "these devices")
+
+
 MIG_PENDING = "Warning: MIG mode is in pending %s state for GPU %s:%s\n"
 MIG_PENDING_IN_USE = (
     "%s is currently being used by one or more other processes (e.g. CUDA application or a "
