@@ -63,3 +63,8 @@ def mig_table(model_name):
     """The MIG GPU-instance profile table of a model, or None when it has no MIG."""
     key = model(model_name)["mig"]
     return _model_data()["mig_tables"][key] if key else None
+
+
+def compute_instance_profiles(gi_compute_slices):
+    """The compute-instance profile ids a GPU instance of that many compute slices offers."""
+    return _model_data()["compute_instance_profiles"][str(gi_compute_slices)]

@@ -32,7 +32,7 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
             return 1
         state = None
     if state is not None:
-        outcome = faults.check(state, tool, list(argv))
+        outcome = faults.check(state, tool, list(argv), path)
         if outcome:
             rc, out, err = outcome
             stdout.write(out)

@@ -13,17 +13,25 @@
                                              persistence daemon fails to start
     gpu_busy   [gpu index, ...]              a client holds the GPU (reset refused, MIG
                                              mode changes stay pending, -cgi refused)
-    reset_fail {"<gpu index>": "reason"}     nvidia-smi -r fails with that reason
+    reset_fail {"<gpu index>": "reason" | {"reason": "...", "times": N}}
+                                             nvidia-smi -r fails with that reason
     persistenced_socket "unreachable"        nvidia-persistenced runs but its socket does
                                              not answer: nvidia-smi reads its persistence
                                              as Disabled, -pm falls back to Legacy, and the
                                              daemon's GPUs block -r and -mig (runtime.py)
+    nvidia_drm "loaded"                      the display module holds every GPU: -r is
+                                             refused ("In use by another client") and MIG
+                                             mode changes stay pending; -cgi still works
+
+An exit, hang or reset_fail fault with "times": N fires on the next N matching runs
+only, then goes away (counted down in the state under its lock), so that a test can
+make a command fail once and then succeed. Without "times" it fires every time.
 """
 
 import signal
 import time
 
-from . import texts
+from . import state as state_file, texts
 
 
 def _matches(entry, tool, argv):
@@ -40,16 +48,46 @@ def hang_forever(ignore_sigterm=False):
         time.sleep(3600)
 
 
-def check(state, tool, argv):
-    """(rc, stdout, stderr) when a fault decides the outcome, else None. Hangs never return."""
+def use_once(container, key):
+    """Whether the fault container[key] fires now. A fault with "times" is counted
+    down and removed after its last firing; the caller holds the state's lock."""
+    fault = container[key]
+    if not isinstance(fault, dict) or "times" not in fault:
+        return True
+    if fault["times"] <= 0:
+        del container[key]
+        return False
+    fault["times"] -= 1
+    if fault["times"] == 0:
+        del container[key]
+    return True
+
+
+def _fires(path, section, key, entry):
+    """Whether a fault read without the lock still fires: counted ones are taken under it."""
+    if not isinstance(entry, dict) or "times" not in entry or path is None:
+        return True
+    with state_file.editing(path) as live:
+        container = live["faults"][section]
+        if section == "hang":
+            # The list may have changed since it was read: find the same fault again.
+            key = next((i for i, e in enumerate(container) if e == entry), None)
+        elif container.get(key) != entry:
+            key = None
+        return key is not None and use_once(container, key)
+
+
+def check(state, tool, argv, path=None):
+    """(rc, stdout, stderr) when a fault decides the outcome, else None. Hangs never
+    return. path is the state file, where faults with "times" are counted down."""
     faults = state["faults"]
     if tool in faults.get("missing", []):
         return texts.RC_COMMAND_NOT_FOUND, "", "%s: command not found\n" % tool
-    for entry in faults.get("hang", []):
-        if _matches(entry, tool, argv):
+    for index, entry in enumerate(faults.get("hang", [])):
+        if _matches(entry, tool, argv) and _fires(path, "hang", index, entry):
             hang_forever(isinstance(entry, dict) and entry.get("ignore_sigterm", False))
     forced = faults.get("exit", {}).get(tool)
-    if forced and _matches(dict(forced, tool=tool), tool, argv):
+    if forced and _matches(dict(forced, tool=tool), tool, argv) and _fires(path, "exit", tool, forced):
         return int(forced.get("rc", 1)), forced.get("stdout", ""), forced.get("stderr", "")
     driver = faults.get("driver")
     if driver:

@@ -146,6 +146,27 @@ def ci_name(gpu, instance, compute):
     return "%dc.%s" % (compute, profile["name"])
 
 
+def ci_profile_ids(gpu, instance):
+    """The compute-instance profile ids this GPU instance offers (nvidia-smi mig -lcip)."""
+    return catalog.compute_instance_profiles(profile_by_id(gpu, instance["profile_id"])["compute"])
+
+
+def default_ci_profile_id(gpu, instance):
+    """The profile of a compute instance spanning the whole GPU instance ('*' in -lcip)."""
+    return CI_PROFILE_IDS[profile_by_id(gpu, instance["profile_id"])["compute"]]
+
+
+def ci_profile_by_token(gpu, instance, token):
+    """A compute-instance profile id from an id ("0") or a name ("1c.3g.20gb",
+    "MIG 1c.3g.20gb"), or None when the GPU instance does not offer it."""
+    token = token.strip()
+    for ci_profile_id in ci_profile_ids(gpu, instance):
+        name = ci_name(gpu, instance, CI_SIZES[ci_profile_id])
+        if token in (str(ci_profile_id), name, "MIG " + name):
+            return ci_profile_id
+    return None
+
+
 def _ci_starts(size, slices):
     """Where a compute instance of `size` slices may start inside a GPU instance of
     `slices`, in the order tried: 3-slice ones go high first, leaving room for a 4."""
@@ -153,20 +174,40 @@ def _ci_starts(size, slices):
     return [s for s in starts if s + size <= slices]
 
 
+def _free_ci_start(slices, compute, taken):
+    for candidate in _ci_starts(compute, slices):
+        if all(not _overlaps(candidate, compute, ci["start"], ci["size"]) for ci in taken):
+            return candidate
+    return None
+
+
+def ci_counts(gpu, instance, ci_profile_id):
+    """(free, total) compute instances of a profile in a GPU instance: how many more
+    still fit beside the existing ones, and how many fit in it when it is empty."""
+    slices = profile_by_id(gpu, instance["profile_id"])["compute"]
+    compute = CI_SIZES[ci_profile_id]
+    counts = []
+    for taken in (list(instance["compute_instances"]), []):
+        count = 0
+        while True:
+            start = _free_ci_start(slices, compute, taken)
+            if start is None:
+                break
+            taken.append({"start": start, "size": compute})
+            count += 1
+        counts.append(count)
+    return tuple(counts)
+
+
 def create_compute_instance(gpu, instance, ci_profile_id=None):
     """A compute instance in a GPU instance; by default one spanning all of it."""
-    profile = profile_by_id(gpu, instance["profile_id"])
     if ci_profile_id is None:
-        ci_profile_id = CI_PROFILE_IDS[profile["compute"]]
-    compute = CI_SIZES.get(ci_profile_id)
-    if compute is None or compute > profile["compute"]:
+        ci_profile_id = default_ci_profile_id(gpu, instance)
+    if ci_profile_id not in ci_profile_ids(gpu, instance):
         raise MigError("Invalid Argument")
+    compute = CI_SIZES[ci_profile_id]
     taken = instance["compute_instances"]
-    start = None
-    for candidate in _ci_starts(compute, profile["compute"]):
-        if all(not _overlaps(candidate, compute, ci["start"], ci["size"]) for ci in taken):
-            start = candidate
-            break
+    start = _free_ci_start(profile_by_id(gpu, instance["profile_id"])["compute"], compute, taken)
     if start is None:
         raise MigError("Insufficient Resources")
     used = {ci["id"] for ci in taken}

@@ -94,8 +94,10 @@ def is_held(state, gpu):
     is refused until `-pm 0`). A running nvidia-persistenced does not, as long as its
     socket answers: nvidia-smi asks it to let go of the GPU for the reset
     (NVIDIA/gpu-operator #118, NVIDIA/mig-parted #259). When the socket does not
-    answer, the daemon's own handle on the GPU blocks the reset."""
-    if has_clients(state, gpu) or gpu.get("persistence_legacy"):
+    answer, the daemon's own handle on the GPU blocks the reset. A loaded nvidia_drm
+    module holds every GPU (NVIDIA/mig-parted #181: the reset is refused with "In use
+    by another client" until `rmmod nvidia_drm`; ComputeCanada/puppet-magic_castle #387)."""
+    if has_clients(state, gpu) or gpu.get("persistence_legacy") or state["faults"].get("nvidia_drm") == "loaded":
         return True
     daemon = persistenced(state)
     return bool(daemon and daemon["gpus"][gpu["index"]] and not socket_reachable(state, daemon))

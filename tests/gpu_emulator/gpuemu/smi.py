@@ -41,7 +41,7 @@ nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...
     -mig, --multi-instance-gpu= Enable or disable Multi Instance GPU: 0/DISABLED, 1/ENABLED
 
     topo -m                     Display the GPU/NIC topology matrix.
-    mig                         Multi Instance GPU management (-lgip, -lgipp, -lgi, -lci, -cgi, -cci, -dci, -dgi).
+    mig                         Multi Instance GPU management (-lgip, -lgipp, -lgi, -lci, -lcip, -cgi, -cci, -dci, -dgi).
 """
 
 

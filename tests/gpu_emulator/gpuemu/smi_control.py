@@ -6,7 +6,7 @@
 Each returns (rc, stdout) and edits the state in place; the caller saves it.
 """
 
-from . import mig, pci, runtime, state as state_file, texts
+from . import faults, mig, pci, runtime, state as state_file, texts
 
 COMPUTE_MODES = {
     "0": "Default", "DEFAULT": "Default",
@@ -79,19 +79,25 @@ def mig_mode(state, gpus, value):
             gpu["gpu_instances"] = []
             out.append("%s MIG Mode for GPU %s\n" % (mode, bus_id))
         else:
-            out.append(texts.MIG_PENDING % (verb, bus_id, "Not Supported"))
+            out.append(texts.MIG_PENDING % (verb, bus_id, texts.NOT_SUPPORTED))
             out.append(texts.MIG_PENDING_RESET % bus_id)
     out.append(texts.ALL_DONE)
     return texts.RC_OK, "".join(out)
 
 
 def reset(state, gpus):
-    """Refused while anything holds a GPU or a reset failure is injected; a
-    successful reset applies the pending MIG mode and drops MIG instances."""
+    """Refused while anything holds a GPU or a reset failure is injected, and always
+    in a pass-through VM (settings.mig_mode_apply "reboot"); a successful reset
+    applies the pending MIG mode and drops MIG instances."""
     failed = []
     busy = 0
     for gpu in gpus:
-        reason = state["faults"]["reset_fail"].get(str(gpu["index"]))
+        reason = _injected_reset_failure(state, gpu)
+        if reason is None and state["settings"].get("mig_mode_apply") == "reboot":
+            # The hypervisor does not expose the reset (NVML nvmlDeviceSetMigMode: "VM
+            # reboot is required"); nvidia-smi --gpu-reset answers Not Supported on a
+            # GCP A100 VM (kubernetes-sigs/dra-driver-nvidia-gpu #883).
+            reason = texts.NOT_SUPPORTED
         if reason is None and runtime.is_held(state, gpu):
             reason = texts.IN_USE
         if reason == texts.IN_USE:
@@ -102,13 +108,24 @@ def reset(state, gpus):
         out = ["The following GPUs could not be reset:\n"]
         out += ["  GPU %s: %s\n" % (_bus_id(gpu), reason) for gpu, reason in failed]
         if busy:
-            out.append("\n" + texts.IN_USE_DEVICES % busy)
+            out.append("\n" + texts.in_use_devices(busy))
         return texts.RC_OTHER, "".join(out)
     out = []
     for gpu in gpus:
         state_file.reset_gpu(gpu)
         out.append("GPU %s was successfully reset.\n" % _bus_id(gpu))
     return texts.RC_OK, "".join(out)
+
+
+def _injected_reset_failure(state, gpu):
+    """The reason of a reset_fail fault for this GPU, counting down one with "times"."""
+    injected = state["faults"]["reset_fail"]
+    key = str(gpu["index"])
+    if key not in injected:
+        return None
+    fault = injected[key]
+    reason = fault["reason"] if isinstance(fault, dict) else fault
+    return reason if faults.use_once(injected, key) else None
 
 
 def denied(gpus, key, value):

@@ -22,6 +22,14 @@ COMPUTE_HEAD = [
     [(10, "ID")],
 ]
 
+# -lcip: the layout of the MIG user guide's "nvidia-smi mig -lcip -gi 1" example.
+CI_PROFILES_WIDTH = 88
+CI_PROFILES_HEAD = [
+    [(2, "GPU"), (10, "GPU"), (20, "Name"), (37, "Profile"), (46, "Instances"), (58, "Exclusive"), (74, "Shared")],
+    [(8, "Instance"), (39, "ID"), (46, "Free/Total"), (61, "SM"), (70, "DEC"), (76, "ENC"), (82, "OFA")],
+    [(10, "ID"), (70, "CE"), (76, "JPEG")],
+]
+
 
 def _boxed(width, title, head, rows):
     """Title, column heads, '=' rule, then each row group closed by a '+' rule."""
@@ -88,6 +96,29 @@ def list_compute_instances(gpus):
     return _boxed(COMPUTE_WIDTH, "Compute instances:", COMPUTE_HEAD, rows)
 
 
+def list_compute_profiles(gpus, gi_text):
+    """Per GPU instance, the compute-instance profiles it offers; '*' marks the default
+    (whole GPU instance). Shared engines are the GPU instance's."""
+    rows = []
+    wanted = _ids(gi_text)
+    for gpu in gpus:
+        for instance in _matching(mig.sorted_instances(gpu), wanted):
+            profile = mig.profile_by_id(gpu, instance["profile_id"])
+            for ci_profile_id in mig.ci_profile_ids(gpu, instance):
+                compute = mig.CI_SIZES[ci_profile_id]
+                marker = "*" if ci_profile_id == mig.default_ci_profile_id(gpu, instance) else ""
+                rows.append([
+                    [(-4, gpu["index"]), (-11, instance["id"]), (19, "MIG " + mig.ci_name(gpu, instance, compute)),
+                     (-40, ci_profile_id), (41, marker), (47, "%d/%d" % mig.ci_counts(gpu, instance, ci_profile_id)),
+                     (61, mig.sm_count(gpu, instance, {"size": compute})),
+                     (71, profile["dec"]), (77, profile["enc"]), (83, profile["ofa"])],
+                    [(71, profile["ce"]), (77, profile["jpeg"])],
+                ])
+    if not rows:
+        return texts.RC_QUERY_FAILED, texts.NO_GPU_INSTANCES
+    return texts.RC_OK, _boxed(CI_PROFILES_WIDTH, "Compute instance profiles:", CI_PROFILES_HEAD, rows)
+
+
 def _ids(text):
     return None if text is None else [int(t) for t in text.split(",") if t.strip()]
 
@@ -133,12 +164,15 @@ def create_compute_instances(gpus, profiles_text, gi_text):
             tokens = profiles_text.split(",") if profiles_text else [None]
             for token in tokens:
                 try:
-                    ci = mig.create_compute_instance(gpu, instance, None if token is None else int(token))
-                except (mig.MigError, ValueError) as error:
-                    reason = error if isinstance(error, mig.MigError) else "Invalid Argument"
+                    # An id or a name ("1c.3g.20gb"), as -cgi takes both.
+                    ci_profile_id = None if token is None else mig.ci_profile_by_token(gpu, instance, token)
+                    if token is not None and ci_profile_id is None:
+                        raise mig.MigError("Invalid Argument")
+                    ci = mig.create_compute_instance(gpu, instance, ci_profile_id)
+                except mig.MigError as error:
                     out.append("Unable to create a compute instance on GPU %2d GPU instance ID %2d using profile %s: %s\n" % (
-                        gpu["index"], instance["id"], token, reason))
-                    out.append("Failed to create compute instances: %s\n" % reason)
+                        gpu["index"], instance["id"], token.strip(), error))
+                    out.append("Failed to create compute instances: %s\n" % error)
                     return texts.RC_OTHER, "".join(out)
                 out.append(_created_ci(gpu, instance, ci))
     if not out:
@@ -186,6 +220,7 @@ ACTIONS = {
     "-lgipp": "lgipp", "--list-gpu-instance-possible-placements": "lgipp",
     "-lgi": "lgi", "--list-gpu-instances": "lgi",
     "-lci": "lci", "--list-compute-instances": "lci",
+    "-lcip": "lcip", "--list-compute-instance-profiles": "lcip",
     "-cgi": "cgi", "--create-gpu-instance": "cgi",
     "-cci": "cci", "--create-compute-instance": "cci",
     "-dci": "dci", "--destroy-compute-instance": "dci",
@@ -212,7 +247,7 @@ HELP = """
 
     Usage: nvidia-smi mig [options]
 
-    Options include: -i, -gi, -ci, -lgip, -lgipp, -lgi, -lci, -cgi PROFILE[:START][,...] [-C],
+    Options include: -i, -gi, -ci, -lgip, -lgipp, -lgi, -lci, -lcip, -cgi PROFILE[:START][,...] [-C],
     -cci [PROFILE[,...]], -dci, -dgi.
 """
 
@@ -274,6 +309,8 @@ def run(state, argv, select_gpus):
         if not any(i["compute_instances"] for i in instances):
             return texts.RC_QUERY_FAILED, texts.NO_COMPUTE_INSTANCES
         return texts.RC_OK, list_compute_instances(gpus)
+    if action == "lcip":
+        return list_compute_profiles(gpus, options.get("gi"))
     if action == "cgi":
         return create_gpu_instances(state, gpus, options["profiles"], options.get("default_ci", False))
     if action == "cci":

@@ -28,7 +28,7 @@ def path_from_env(explicit=None):
 
 def empty_faults():
     return {"missing": [], "hang": [], "exit": {}, "driver": None, "gpu_busy": [], "reset_fail": {},
-            "persistenced_socket": None}
+            "persistenced_socket": None, "nvidia_drm": None}
 
 
 def new(profile_name):

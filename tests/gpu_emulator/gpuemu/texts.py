@@ -38,12 +38,22 @@ INVALID_FIELD = 'Field "%s" is not a valid field to query.\n\n'
 ALL_DONE = "All done.\n"
 
 IN_USE = "In use by another client"
+NOT_SUPPORTED = "Not Supported"
+# After a refused reset; the plural form is the one NVIDIA/mig-parted #181 shows for 4 GPUs.
 IN_USE_DEVICES = (
-    "%d device is currently being used by one or more other processes (e.g., Fabric Manager, "
+    "%d %s currently being used by one or more other processes (e.g., Fabric Manager, "
     "CUDA application, graphics application such as an X server, or a monitoring application "
-    "such as another instance of nvidia-smi). Please first kill all processes using this device "
+    "such as another instance of nvidia-smi). Please first kill all processes using %s "
     "and all compute applications running in the system.\n"
 )
+
+
+def in_use_devices(count):
+    if count == 1:
+        return IN_USE_DEVICES % (count, "device is", "this device")
+    return IN_USE_DEVICES % (count, "devices are", "these devices")
+
+
 MIG_PENDING = "Warning: MIG mode is in pending %s state for GPU %s:%s\n"
 MIG_PENDING_IN_USE = (
     "%s is currently being used by one or more other processes (e.g. CUDA application or a "
