@@ -10,7 +10,7 @@ table, a missing legend, N/A cells and output cut short.
 
 Public contract (other code and a conformance suite call these as written):
 ``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``,
-``parse_gpu_instance_placements`` (``mig -lgipp``),
+``parse_gpu_instance_placements`` (``mig -lgipp``), ``parse_gpu_instances`` (``mig -lgi``),
 ``parse_query_csv`` (``--query-gpu=... --format=csv``: one dict per row, keyed by
 the header's field names without their `` [unit]``) and
 ``parse_mig_command_output`` (``mig -cgi``, ``-cci`` and ``-cgi ... -C``: the GPU
@@ -509,6 +509,25 @@ def parse_gpu_instance_placements(text):
                 "size": int(match.group(4)),
             })
     return placements
+
+
+# "|   0  MIG 3g.40gb          9        2          4:4     |" (one row per GPU instance).
+_LGI_ROW = re.compile(r"^(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s*:\s*(\d+)$")
+
+
+def parse_gpu_instances(text):
+    """Parse ``nvidia-smi mig -lgi``: one item per GPU instance, with ``gpu``, ``profile``
+    (without the ``MIG`` prefix), ``profile_id``, ``id``, ``start`` and ``size``. Other lines,
+    such as ``No GPU instances found``, are ignored."""
+    instances = []
+    for raw in _lines(text):
+        match = _LGI_ROW.match(raw.strip().strip("|").strip())
+        if match:
+            instances.append({
+                "gpu": int(match.group(1)), "profile": match.group(2), "profile_id": int(match.group(3)),
+                "id": int(match.group(4)), "start": int(match.group(5)), "size": int(match.group(6)),
+            })
+    return instances
 
 
 def pci_bus_id_to_sysfs(bus_id):

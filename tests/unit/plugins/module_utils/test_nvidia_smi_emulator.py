@@ -270,3 +270,22 @@ def test_mig_create_and_csv_shapes_match_real(emulator, mig_enabled):
     emulated_csv = nvidia_smi.parse_query_csv(
         smi(emulator, "dgx_h100", "--query-gpu=pci.bus_id,mig.mode.current", "--format=csv"))
     assert shape(real_csv[:1]) == shape(emulated_csv[:1])
+
+
+def test_lgi_and_lgipp_match_the_instances_created(tmp_path):
+    state = api.new_state("a100_8x_mig")
+    enable_mig(state)
+    path = str(tmp_path / "state.json")
+    api.write_state(state, path)
+    rc, out, err = api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9:4,19:0,19:1", "-C"], path)
+    assert rc == 0, err
+    created = nvidia_smi.parse_mig_command_output(out)["gpu_instances"]
+    rc, out, err = api.run("nvidia-smi", ["mig", "-lgi"], path)
+    assert rc == 0, err
+    listed = nvidia_smi.parse_gpu_instances(out)
+    assert sorted((i["id"], i["profile"]) for i in listed) == sorted((c["id"], c["profile"]) for c in created)
+    assert sorted((i["profile_id"], i["start"], i["size"]) for i in listed) == [(9, 4, 4), (19, 0, 1), (19, 1, 1)]
+    rc, out, err = api.run("nvidia-smi", ["mig", "-i", "0", "-lgipp"], path)
+    assert rc == 0, err
+    sizes = dict((p["profile_id"], p["size"]) for p in nvidia_smi.parse_gpu_instance_placements(out))
+    assert all(sizes[i["profile_id"]] == i["size"] for i in listed)

@@ -312,3 +312,34 @@ def test_mig_mode_and_destroy_captures_create_nothing():
         result = nvidia_smi.parse_mig_command_output(real_captures.load(name))
         assert result == {"gpu_instances": [], "compute_instances": [], "errors": []}, name
         assert nvidia_smi.parse_query_csv(real_captures.load(name)) == [], name
+
+
+# ------------------------------------------------------------------ mig -lgi / -lgipp
+
+# capture: (profile, profile id, instance id, start, size) per GPU instance, read off the capture by hand
+LGI = {
+    "a100_40gb_nvidia_smi_mig_lgi_2x3g20gb.txt": [("3g.20gb", 9, 1, 4, 4), ("3g.20gb", 9, 2, 0, 4)],
+    "h100_pcie_80gb_driver525_nvidia_smi_mig_lgi.txt": [
+        ("1g.10gb", 19, 7, 0, 1), ("1g.10gb", 19, 8, 1, 1), ("1g.10gb", 19, 9, 2, 1), ("3g.40gb", 9, 2, 4, 4)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LGI))
+def test_lgi_capture(name):
+    instances = nvidia_smi.parse_gpu_instances(real_captures.load(name))
+    assert [(i["profile"], i["profile_id"], i["id"], i["start"], i["size"]) for i in instances] == LGI[name]
+    assert {i["gpu"] for i in instances} == {0}
+
+
+def test_lgipp_capture():
+    placements = nvidia_smi.parse_gpu_instance_placements(
+        real_captures.load("h100_pcie_80gb_driver525_nvidia_smi_mig_lgipp.txt"))
+    assert [(p["profile_id"], p["starts"], p["size"]) for p in placements] == [
+        (19, [0, 1, 2, 3, 4, 5, 6], 1), (20, [0, 1, 2, 3, 4, 5, 6], 1), (15, [0, 2, 4, 6], 2), (14, [0, 2, 4], 2),
+        (9, [0, 4], 4), (5, [0], 4), (0, [0], 8)]
+
+
+@pytest.mark.parametrize("name", ["a100_40gb_nvidia_smi_mig_lgip.txt", "h100_pcie_80gb_driver525_nvidia_smi_mig_lgip.txt"])
+def test_other_mig_listings_are_not_instances_or_placements(name):
+    text = real_captures.load(name)
+    assert nvidia_smi.parse_gpu_instances(text) == [] and nvidia_smi.parse_gpu_instance_placements(text) == []
