@@ -556,7 +556,8 @@ def _mib(value):
 def parse_query_xml(text):
     """Parse ``nvidia-smi -q -x`` into driver/CUDA versions and one dict per GPU.
 
-    GPUs keep nvidia-smi's order, which is its index order. Raises ValueError
+    GPUs keep nvidia-smi's order, which is its index order; each lists its MIG devices
+    and its processes (with the GPU and compute instance they run in). Raises ValueError
     when no ``nvidia_smi_log`` document can be read.
     """
     text = text or ""
@@ -579,6 +580,16 @@ def parse_query_xml(text):
                 "compute_instance_id": _int_or_none(_text(device, "compute_instance_id")),
                 "memory_total_mib": _mib(_text(device, "fb_memory_usage/total")),
             })
+        processes = []
+        for process in gpu.findall("processes/process_info"):
+            processes.append({
+                "pid": _int_or_none(_text(process, "pid")),
+                "name": _text(process, "process_name"),
+                "type": _text(process, "type"),
+                "gpu_instance_id": _int_or_none(_text(process, "gpu_instance_id")),
+                "compute_instance_id": _int_or_none(_text(process, "compute_instance_id")),
+                "used_memory_mib": _mib(_text(process, "used_memory")),
+            })
         gpus.append({
             "index": index,
             "name": _text(gpu, "product_name"),
@@ -591,6 +602,7 @@ def parse_query_xml(text):
             "mig_mode_pending": _text(gpu, "mig_mode/pending_mig"),
             "compute_mode": _text(gpu, "compute_mode"),
             "mig_devices": mig_devices,
+            "processes": processes,
         })
     return {
         "driver_version": _text(root, "driver_version"),

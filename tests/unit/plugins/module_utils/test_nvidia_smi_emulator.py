@@ -289,3 +289,20 @@ def test_lgi_and_lgipp_match_the_instances_created(tmp_path):
     assert rc == 0, err
     sizes = dict((p["profile_id"], p["size"]) for p in nvidia_smi.parse_gpu_instance_placements(out))
     assert all(sizes[i["profile_id"]] == i["size"] for i in listed)
+
+
+def test_xml_processes_name_their_gpu_instance(tmp_path):
+    state = api.new_state("a100_8x_mig")
+    enable_mig(state)
+    path = str(tmp_path / "state.json")
+    api.write_state(state, path)
+    rc, out, err = api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9", "-C"], path)
+    assert rc == 0, err
+    instance = nvidia_smi.parse_mig_command_output(out)["gpu_instances"][0]["id"]
+    state = api.read_state(path)
+    api.add_process(state, gpu=0, pid=4242, name="python3", used_memory_mib=1024,
+                    gpu_instance_id=instance, compute_instance_id=0)
+    api.write_state(state, path)
+    gpu = nvidia_smi.parse_query_xml(api.run("nvidia-smi", ["-q", "-x"], path)[1])["gpus"][0]
+    assert [(p["pid"], p["gpu_instance_id"], p["compute_instance_id"], p["type"]) for p in gpu["processes"]] == [
+        (4242, instance, 0, "C")]

@@ -343,3 +343,12 @@ def test_lgipp_capture():
 def test_other_mig_listings_are_not_instances_or_placements(name):
     text = real_captures.load(name)
     assert nvidia_smi.parse_gpu_instances(text) == [] and nvidia_smi.parse_gpu_instance_placements(text) == []
+
+
+def test_xml_processes_capture():
+    gpu = nvidia_smi.parse_query_xml(real_captures.load("telegraf_a10g_driver515_nvidia_smi_q_x.xml.txt"))["gpus"][0]
+    assert gpu["processes"] == [{"pid": 725, "name": "/usr/lib/xorg/Xorg", "type": "G", "gpu_instance_id": None,
+                                 "compute_instance_id": None, "used_memory_mib": 22}]
+    windows = nvidia_smi.parse_query_xml(
+        real_captures.load("telegraf_rtx3080_windows_driver536_nvidia_smi_q_x.xml.txt"))["gpus"][0]
+    assert len(windows["processes"]) == 5 and all(p["gpu_instance_id"] is None for p in windows["processes"])
