@@ -311,13 +311,12 @@ class Converger(object):
 
 def restore_modes(converger, record, keep):
     """Set back every recorded GPU not in keep to its recorded mode; returns the record left."""
-    if not converger.nvidia_smi:
-        return dict((uuid, mode) for uuid, mode in record.items() if uuid in keep)
+    left = dict((uuid, mode) for uuid, mode in record.items() if uuid in keep)
+    if len(left) == len(record) or not converger.nvidia_smi:
+        return left
     current = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in mps.parse_gpus(converger.smi(mps.QUERY_GPUS)))
-    left = {}
     for uuid, mode in sorted(record.items()):
         if uuid in keep:
-            left[uuid] = mode
             continue
         if uuid in current and current[uuid] != mode:
             converger.result["compute_modes_restored"][uuid] = mode
@@ -444,8 +443,9 @@ def read_daemon(converger, name, members, daemon_paths):
     return said, differences
 
 
-def check_daemon(converger, name, members, daemon_paths, action):
-    """Verify a daemon through its pipe and its GPUs' compute modes; put back settings someone changed."""
+def check_daemon(converger, name, members, daemon_paths, action, modes):
+    """Verify a daemon through its pipe and its GPUs' compute modes ({uuid: mode}); put back settings
+    someone changed."""
     params = converger.params
     if converger.module.check_mode and action != "none":
         return None
@@ -464,7 +464,6 @@ def check_daemon(converger, name, members, daemon_paths, action):
     if differences:
         converger.fail("MPS daemon %s reports %s" % (name, "; ".join(differences)))
     if params["exclusive_process"]:
-        modes = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in mps.parse_gpus(converger.smi(mps.QUERY_GPUS)))
         for gpu in members:
             if modes.get(gpu["uuid"]) != mps.EXCLUSIVE:
                 # Someone set it back while the daemon ran.
@@ -526,12 +525,16 @@ def converge_present(converger):
     for path in moved_pipes:
         converger.remove(path)
 
+    # The GPUs' compute modes as the checks find them: read again only when a daemon (re)started.
+    if any(action != "none" for action in actions.values()) and not converger.module.check_mode:
+        gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
+    modes = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in gpus)
     for name in sorted(sets):
         entry = {"name": name, "unit": mps.unit_name(name), "gpus": [gpu["uuid"] for gpu in sets[name]],
                  "pipe_directory": daemon_paths[name]["pipe_directory"], "log_directory": daemon_paths[name]["log_directory"],
                  "multiuser_server": multiuser[name], "exclusive_process": params["exclusive_process"],
                  "action": actions[name]}
-        entry["verified"] = check_daemon(converger, name, sets[name], daemon_paths[name], actions[name])
+        entry["verified"] = check_daemon(converger, name, sets[name], daemon_paths[name], actions[name], modes)
         converger.result["daemons"].append(entry)
 
 

@@ -283,6 +283,20 @@ def test_settings_changed_through_the_pipe_are_sent_again(make_host):
     assert result["daemons"][0]["action"] == "none" and _ask(host, "get_default_active_thread_percentage") == "40.0"
 
 
+def test_a_compute_mode_someone_reset_under_a_running_daemon_is_taken_again(make_host):
+    host = make_host()
+    assert not _run(host)["failed"]
+    rc, dummy, err = host.smi(["-i", "1", "-c", "DEFAULT"])
+    assert rc == 0, err
+    checked = _run(host, check_mode=True)
+    assert checked["changed"] and host.modes()[1] == "Default"
+    result = _run(host)
+    assert not result["failed"], result["msg"]
+    assert result["changed"] and result["daemons"][0]["action"] == "none"
+    assert host.modes() == ["Exclusive_Process"] * 4
+    assert not _run(host)["changed"]
+
+
 def test_check_mode_on_a_fresh_host_writes_and_starts_nothing(make_host):
     host = make_host()
     result = _run(host, check_mode=True)
