@@ -165,6 +165,14 @@ class Systemctl(object):
         if rc != 0:
             self.module.fail_json(msg="systemctl %s %s failed: %s" % (verb, unit, (err or out).strip()))
 
+    def try_verb(self, verb, unit):
+        """systemctl VERB unit (start, stop, ...), returning its error text or None: for callers
+        that must go on with other units when one fails. Nothing is run in check mode."""
+        if self.module.check_mode:
+            return None
+        rc, out, err = self._call(verb, unit)
+        return None if rc == 0 else ((err or out).strip() or "exit code %s" % rc)
+
     def stop(self, unit):
         """Stop unit (not in check mode)."""
         if self.module.check_mode:

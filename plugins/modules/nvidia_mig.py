@@ -45,6 +45,15 @@ options:
     description: Destroy GPU instances and turn MIG off even while compute processes run there.
     type: bool
     default: false
+  gpu_clients:
+    description:
+      - Services that keep GPUs open. Those of them that run are stopped around a MIG mode change or the destroying
+        of instances, and exactly those are started again afterwards, also when the change failed.
+      - The default follows mig-parted. nvidia-persistenced and nvidia-fabricmanager are never stopped; nvidia-smi
+        coordinates with them.
+    type: list
+    elements: str
+    default: [nvsm.service, nvidia-dcgm.service, dcgm-exporter.service, kubelet.service]
 attributes:
   check_mode:
     description: Plans every GPU and reports the plan; nothing is changed.
@@ -85,6 +94,11 @@ gpus:
       description: The GPU instances this call created (from nvidia-smi's own lines), when it created any.
       type: list
       elements: dict
+clients_stopped:
+  description: The GPU client services this call stopped, and started again.
+  returned: always
+  type: list
+  elements: str
 applied:
   description: True when every GPU reached its declared layout; false while a mode change is pending or in check mode.
   returned: always
@@ -98,16 +112,23 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, desired_layouts, load_config
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_plan import LayoutError, gpu_profiles, plan
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
+# mig-parted's default GPU clients: they keep GPUs open, so a mode change or reset cannot proceed under them.
+GPU_CLIENTS = ("nvsm.service", "nvidia-dcgm.service", "dcgm-exporter.service", "kubelet.service")
+KEEP_RUNNING = ("nvidia-persistenced.service", "nvidia-fabricmanager.service")
 QUERY = ["--query-gpu=index,uuid,name,pci.device_id,mig.mode.current,mig.mode.pending", "--format=csv"]
 
 
-class Smi(object):
-    """nvidia-smi calls with the module's timeout; a failure ends the module with its text."""
+class SmiError(Exception):
+    """An nvidia-smi call failed; the message names the command and its output."""
 
-    def __init__(self, module, result):
+
+class Smi(object):
+    """nvidia-smi calls with the module's timeout; a failure raises SmiError with its text."""
+
+    def __init__(self, module):
         self.module = module
-        self.result = result
         self.path = module.get_bin_path("nvidia-smi")
 
     def call(self, args, allowed_rc=(0,)):
@@ -115,10 +136,9 @@ class Smi(object):
         try:
             rc, out, err = run(self.module, argv, timeout=self.module.params["timeout"])
         except CommandTimeout as error:
-            self.module.fail_json(msg="%s; the NVIDIA driver is not answering" % error, **self.result)
+            raise SmiError("%s; the NVIDIA driver is not answering" % error)
         if rc not in allowed_rc:
-            self.module.fail_json(msg="nvidia-smi %s failed with exit code %s: %s" % (
-                " ".join(args), rc, (out + err).strip()), **self.result)
+            raise SmiError("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (out + err).strip()))
         return out
 
     def gpus(self):
@@ -227,8 +247,7 @@ def apply_gpu(smi, entry):
         output = smi.call(["mig", "-i", index, "-cgi", spec, "-C"])
         created = nvidia_smi.parse_mig_command_output(output)
         if created["errors"] or len(created["gpu_instances"]) != len(entry["create"]):
-            smi.module.fail_json(msg="GPU %s: creating %s failed: %s" % (index, spec, "; ".join(created["errors"]) or output),
-                                 **smi.result)
+            raise SmiError("GPU %s: creating %s failed: %s" % (index, spec, "; ".join(created["errors"]) or output))
         entry["created"] = created["gpu_instances"]
 
 
@@ -244,7 +263,7 @@ def create_after_mode_change(smi, layouts, entries):
         try:
             steps = plan(tables[entry["index"]], instances.get(entry["index"], []), layouts[entry["index"]]["mig_devices"])
         except LayoutError as error:
-            smi.module.fail_json(msg="GPU %d: MIG mode is on, but %s" % (entry["index"], error), **smi.result)
+            raise SmiError("GPU %d: MIG mode is on, but %s" % (entry["index"], error))
         entry.update(keep=steps["keep"], destroy=steps["destroy"], create=steps["create"], mode_change=None)
         apply_gpu(smi, entry)
         entry["mode_change"] = "Enabled"
@@ -258,22 +277,34 @@ def plan_text(entry):
     return "\n".join(lines) + "\n"
 
 
-def main():
-    argument_spec = host_argument_spec()
-    argument_spec.update(
-        layouts=dict(type="dict"),
-        mig_parted_config=dict(type="dict"),
-        mig_parted_name=dict(type="str"),
-        force=dict(type="bool", default=False),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                           mutually_exclusive=[("layouts", "mig_parted_config")],
-                           required_one_of=[("layouts", "mig_parted_config")],
-                           required_together=[("mig_parted_config", "mig_parted_name")])
-    result = dict(changed=False, gpus=[], applied=False)
-    smi = Smi(module, result)
-    if not smi.path:
-        module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", **result)
+def stop_clients(systemctl, units):
+    """Stop the GPU client services that run; returns (stopped in order, error or None).
+    nvidia-persistenced and nvidia-fabricmanager stay: nvidia-smi coordinates resets with them."""
+    units = [unit for unit in units if unit not in KEEP_RUNNING]
+    if not units:
+        return [], None
+    stopped = []
+    for unit, shown in zip(units, systemctl.show(units, ["LoadState", "ActiveState"])):
+        if shown.get("LoadState") != "loaded" or shown.get("ActiveState") not in ("active", "activating", "reloading"):
+            continue
+        error = systemctl.try_verb("stop", unit)
+        if error:
+            return stopped, "could not stop %s: %s" % (unit, error)
+        stopped.append(unit)
+    return stopped, None
+
+
+def restart_clients(systemctl, stopped):
+    """Start again exactly the services stop_clients stopped, in reverse order; returns those that failed."""
+    failed = []
+    for unit in reversed(stopped):
+        error = systemctl.try_verb("start", unit)
+        if error:
+            failed.append("%s (%s)" % (unit, error))
+    return failed
+
+
+def converge(module, smi, result):
     gpus = smi.gpus()
     layouts = declared_layouts(module, gpus)
     unknown = sorted(set(layouts) - set(int(g["index"]) for g in gpus))
@@ -299,16 +330,59 @@ def main():
     if module._diff:
         result["diff"] = [{"before_header": "GPU %d" % e["index"], "after_header": "GPU %d" % e["index"],
                            "before": "", "after": plan_text(e)} for e in result["gpus"] if e["changed"]]
-    if not module.check_mode:
+    if module.check_mode or not result["changed"]:
+        result["applied"] = not module.check_mode and not any(e["pending"] for e in result["gpus"])
+        return
+    # GPU clients hold the GPUs: they stop around mode changes and destroys, and exactly those start again.
+    systemctl = Systemctl(module, timeout=module.params["timeout"])
+    disruptive = any(e["mode_change"] or e["destroy"] for e in result["gpus"])
+    stopped, error = stop_clients(systemctl, module.params["gpu_clients"]) if disruptive else ([], None)
+    result["clients_stopped"] = stopped
+    if error:
+        failed = restart_clients(systemctl, stopped)
+        again = "; could not start again: " + ", ".join(failed) if failed else ""
+        module.fail_json(msg="nothing was changed: %s%s" % (error, again), **result)
+    try:
         for entry in result["gpus"]:
             if entry["changed"]:
                 apply_gpu(smi, entry)
         create_after_mode_change(smi, layouts, result["gpus"])
-        pending = [e for e in result["gpus"] if e["pending"]]
-        for entry in pending:
-            module.warn("GPU %d: the MIG mode change waits for a GPU reset or a reboot; its instances follow once it "
-                        "applies" % entry["index"])
-        result["applied"] = not pending
+    except SmiError as error:
+        failed = restart_clients(systemctl, stopped)
+        again = "; could not start again: " + ", ".join(failed) if failed else ""
+        module.fail_json(msg="%s%s" % (error, again), **result)
+    failed = restart_clients(systemctl, stopped)
+    if failed:
+        module.fail_json(msg="the MIG layout is applied, but these GPU clients did not start again: " + ", ".join(failed),
+                         **result)
+    pending = [e for e in result["gpus"] if e["pending"]]
+    for entry in pending:
+        module.warn("GPU %d: the MIG mode change waits for a GPU reset or a reboot; its instances follow once it "
+                    "applies" % entry["index"])
+    result["applied"] = not pending
+
+
+def main():
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        layouts=dict(type="dict"),
+        mig_parted_config=dict(type="dict"),
+        mig_parted_name=dict(type="str"),
+        force=dict(type="bool", default=False),
+        gpu_clients=dict(type="list", elements="str", default=list(GPU_CLIENTS)),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[("layouts", "mig_parted_config")],
+                           required_one_of=[("layouts", "mig_parted_config")],
+                           required_together=[("mig_parted_config", "mig_parted_name")])
+    result = dict(changed=False, gpus=[], applied=False, clients_stopped=[])
+    smi = Smi(module)
+    if not smi.path:
+        module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", **result)
+    try:
+        converge(module, smi, result)
+    except SmiError as error:
+        module.fail_json(msg="nothing was changed: %s" % error, **result)
     module.exit_json(**result)
 
 

@@ -24,6 +24,10 @@ class Node:
     def __init__(self, path):
         self.path = path
         self.calls = []
+        # unit: running? (a unit not listed is not installed)
+        self.units = {"nvidia-dcgm.service": True, "dcgm-exporter.service": False, "nvidia-persistenced.service": True}
+        self.unit_calls = []
+        self.failing_start = set()
 
     def smi(self, *argv):
         rc, out, err = api.run("nvidia-smi", list(argv), self.path)
@@ -66,7 +70,25 @@ def make_node(tmp_path):
         current["node"] = _make(*args, **kwargs)
         return current["node"]
 
+    class FakeSystemctl:
+        def __init__(self, module, timeout=60):
+            self.module = module
+
+        def show(self, units, properties):
+            node = current["node"]
+            return [{"LoadState": "loaded" if unit in node.units else "not-found",
+                     "ActiveState": "active" if node.units.get(unit) else "inactive"} for unit in units]
+
+        def try_verb(self, verb, unit):
+            node = current["node"]
+            node.unit_calls.append("%s %s" % (verb, unit))
+            if verb == "start" and unit in node.failing_start:
+                return "Job for %s failed." % unit
+            node.units[unit] = verb == "start"
+            return None
+
     with mock.patch.object(nvidia_mig, "run", fake_run), \
+            mock.patch.object(nvidia_mig, "Systemctl", FakeSystemctl), \
             mock.patch.object(basic.AnsibleModule, "get_bin_path", lambda module, name, *a, **k: NVIDIA_SMI):
         yield make
 
@@ -195,3 +217,39 @@ def test_an_unknown_gpu_fails(make_node):
     make_node()
     result = _run(layouts=_layouts(g9=LAYOUT))
     assert result["failed"] and "GPU 9 is not on this host" in result["msg"]
+
+
+def test_running_gpu_clients_stop_around_a_mode_change_and_exactly_those_start_again(make_node):
+    node = make_node(apply="immediate", mig_gpus=(1,))
+    clients = ["nvidia-dcgm.service", "dcgm-exporter.service", "kubelet.service", "nvidia-persistenced.service"]
+    result = _run(layouts=_layouts(g0=LAYOUT), gpu_clients=clients)
+    assert not result["failed"], result["msg"]
+    # kubelet is not installed, dcgm-exporter was stopped before, persistenced always keeps running.
+    assert result["clients_stopped"] == ["nvidia-dcgm.service"]
+    assert node.unit_calls == ["stop nvidia-dcgm.service", "start nvidia-dcgm.service"]
+    assert node.units == {"nvidia-dcgm.service": True, "dcgm-exporter.service": False, "nvidia-persistenced.service": True}
+
+
+def test_creating_instances_alone_leaves_the_clients_running(make_node):
+    node = make_node()
+    assert not _run(layouts=_layouts(g0=LAYOUT))["failed"]
+    assert node.unit_calls == []
+
+
+def test_clients_start_again_when_the_change_fails(make_node):
+    node = make_node(mig_gpus=(1,))
+    state = api.read_state(node.path)
+    refusal = "Unable to enable MIG Mode for GPU 00000000:07:00.0: Insufficient Permissions\n"
+    state["faults"]["exit"] = {"nvidia-smi": {"rc": 3, "stderr": refusal, "match": ["-mig"]}}
+    api.write_state(state, node.path)
+    result = _run(layouts=_layouts(g0=LAYOUT))
+    assert result["failed"] and "Insufficient Permissions" in result["msg"]
+    assert node.unit_calls == ["stop nvidia-dcgm.service", "start nvidia-dcgm.service"]
+    assert node.units["nvidia-dcgm.service"]
+
+
+def test_a_client_that_does_not_start_again_is_named(make_node):
+    node = make_node(apply="immediate", mig_gpus=(1,))
+    node.failing_start.add("nvidia-dcgm.service")
+    result = _run(layouts=_layouts(g0=LAYOUT))
+    assert result["failed"] and "did not start again: nvidia-dcgm.service (Job for" in result["msg"]
