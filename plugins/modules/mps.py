@@ -350,7 +350,7 @@ def converge_absent(converger):
 
 
 def plan(converger):
-    """Checks every input against the host before any change: (sets, gpus by uuid, multiuser by set, gid)."""
+    """Checks every input against the host before any change: (sets, the GPUs, multiuser by set, gid)."""
     params = converger.params
     gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
     sets, errors = mps.resolve_sets(params["gpu_sets"], gpus)

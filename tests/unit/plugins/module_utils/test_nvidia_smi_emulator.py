@@ -272,11 +272,8 @@ def test_mig_create_and_csv_shapes_match_real(emulator, mig_enabled):
     assert shape(real_csv[:1]) == shape(emulated_csv[:1])
 
 
-def test_lgi_and_lgipp_match_the_instances_created(tmp_path):
-    state = api.new_state("a100_8x_mig")
-    enable_mig(state)
-    path = str(tmp_path / "state.json")
-    api.write_state(state, path)
+def test_lgi_and_lgipp_match_the_instances_created(mig_enabled):
+    path = mig_enabled
     rc, out, err = api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9:4,19:0,19:1", "-C"], path)
     assert rc == 0, err
     created = nvidia_smi.parse_mig_command_output(out)["gpu_instances"]
@@ -291,11 +288,8 @@ def test_lgi_and_lgipp_match_the_instances_created(tmp_path):
     assert all(sizes[i["profile_id"]] == i["size"] for i in listed)
 
 
-def test_xml_processes_name_their_gpu_instance(tmp_path):
-    state = api.new_state("a100_8x_mig")
-    enable_mig(state)
-    path = str(tmp_path / "state.json")
-    api.write_state(state, path)
+def test_xml_processes_name_their_gpu_instance(mig_enabled):
+    path = mig_enabled
     rc, out, err = api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9", "-C"], path)
     assert rc == 0, err
     instance = nvidia_smi.parse_mig_command_output(out)["gpu_instances"][0]["id"]
