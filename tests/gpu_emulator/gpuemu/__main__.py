@@ -24,6 +24,7 @@ def _parser():
     tree.add_argument("--out", required=True)
     reboot = commands.add_parser("reboot", help="apply what a host reboot does to the GPUs")
     reboot.add_argument("--state", default=None)
+    reboot.add_argument("--boot", action="store_true", help="a node boot: recorded daemons, holders and processes are gone too")
     fresh = commands.add_parser("new-state", help="write a fresh state file for a profile")
     fresh.add_argument("--profile", required=True)
     fresh.add_argument("--out", required=True)
@@ -48,7 +49,7 @@ def main(argv):
         print(sysfs.generate(args.profile, args.out))
     elif args.command == "reboot":
         with state_file.editing(state_file.path_from_env(args.state)) as state:
-            state_file.reboot(state)
+            state_file.reboot(state, boot=args.boot)
     elif args.command == "new-state":
         state_file.write(state_file.new(args.profile), args.out)
     else:

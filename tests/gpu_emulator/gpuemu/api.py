@@ -17,10 +17,10 @@ import subprocess
 import sys
 import time
 
-from . import catalog, runtime, state as state_file
+from . import catalog, cli, runtime, state as state_file
 
 PROFILES = catalog.profile_names()
-TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app")
+TOOLS = cli.TOOLS
 PACKAGE_PARENT = os.path.dirname(catalog.PACKAGE_DIR)
 
 
@@ -61,10 +61,16 @@ def run(tool, argv, state_path, env=None, stdin=None, timeout=None):
     return completed.returncode, completed.stdout, completed.stderr
 
 
-def reboot(state_path):
-    """Apply what a host reboot does to the GPUs (see state.reboot)."""
+def reboot(state_path, boot=False):
+    """Apply what a host reboot does to the GPUs (see state.reboot); boot=True is a
+    node boot, which also forgets every recorded daemon, holder and process."""
     with state_file.editing(state_path) as state:
-        state_file.reboot(state)
+        state_file.reboot(state, boot=boot)
+
+
+def events(state_path):
+    """The state's log: one dict per change the tools made, oldest first."""
+    return read_state(state_path)["log"]
 
 
 def add_process(state, gpu, pid, name="python3", used_memory_mib=1024, gpu_instance_id=None, compute_instance_id=None,
@@ -78,9 +84,12 @@ def add_process(state, gpu, pid, name="python3", used_memory_mib=1024, gpu_insta
 
 
 def stop_daemons(state_path, timeout=10.0):
-    """Stop the persistence and MPS control daemons a state records (tests' cleanup)."""
+    """Stop the persistence and MPS control daemons and the GPU holders a state
+    records (tests' cleanup)."""
     state = state_file.load(state_path)
     pids = [d["pid"] for d in state["daemons"]["mps"]]
+    # Only real gpu-holder runs: a test may record any live pid as a holder.
+    pids += [h["pid"] for h in state["holders"] if runtime.process_alive(h["pid"], "gpu-holder")]
     if state["daemons"].get("persistenced"):
         pids.append(state["daemons"]["persistenced"]["pid"])
     for pid in pids:

@@ -6,11 +6,11 @@
 import os
 import sys
 
-from . import cuda_app, faults, mps, persistenced, smi, state as state_file, texts
+from . import cuda_app, faults, gpu_holder, mps, persistenced, smi, state as state_file, texts
 
-TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app")
+TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app", "gpu-holder")
 # Installed names that differ from the tool name.
-BINARIES = {"cuda-app": "gpuemu-cuda-app"}
+BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
 
 
 def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
@@ -48,5 +48,7 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
         return mps.main(list(argv), path, environ, stdin, stdout, stderr)
     if tool == "cuda-app":
         return cuda_app.main(list(argv), state, path, environ, stdout, stderr)
+    if tool == "gpu-holder":
+        return gpu_holder.main(list(argv), state, path, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)
     return 2

@@ -23,7 +23,7 @@ import signal
 import sys
 import time
 
-from . import mps, runtime, state as state_file, texts
+from . import mig, mps, runtime, state as state_file, texts
 from .mps_commands import CLIENT_MARKER, CLIENT_MEMORY_MIB, CLIENT_NAME, QUEUED, visible_gpus
 
 USAGE = "usage: gpuemu-cuda-app [--seconds N]\n"
@@ -59,22 +59,37 @@ def _refusal(state, gpu_index):
     return texts.CUDA_DEVICES_UNAVAILABLE if gpu["compute_mode"] == "Prohibited" or busy else None
 
 
-def _row(gpu_index):
+def _row(device):
+    gpu_index, gpu_instance_id, compute_instance_id = device
     return {"gpu": gpu_index, "pid": os.getpid(), "name": CLIENT_NAME, "type": "C",
-            "used_memory_mib": CLIENT_MEMORY_MIB, "gpu_instance_id": None, "compute_instance_id": None}
+            "used_memory_mib": CLIENT_MEMORY_MIB, "gpu_instance_id": gpu_instance_id,
+            "compute_instance_id": compute_instance_id}
 
 
-def _take_gpu(state, state_path, gpu_index):
+def _device(state, environ):
+    """(gpu index, gpu instance id, compute instance id) of the first visible device,
+    or None. CUDA_VISIBLE_DEVICES=MIG-<uuid> selects that MIG device (MIG user guide,
+    "Running CUDA Applications on Bare-Metal": the MIG UUID from nvidia-smi -L); an
+    unknown MIG UUID leaves no device. Otherwise the whole GPU, outside MIG."""
+    first = (environ.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
+    if first.startswith("MIG-"):
+        found = mig.device_by_uuid(state, first)
+        return (found[0]["index"], found[1]["id"], found[2]["id"]) if found else None
+    gpus = visible_gpus(state, environ)
+    return (gpus[0], None, None) if gpus else None
+
+
+def _take_gpu(state, state_path, device):
     """(refusal, recorded): create the context, recording it in the state when the
     user may write it; a refusal is decided under the state's lock."""
     try:
         with state_file.editing(state_path) as current:
-            refusal = _refusal(current, gpu_index)
+            refusal = _refusal(current, device[0])
             if not refusal:
-                current["processes"].append(_row(gpu_index))
+                current["processes"].append(_row(device))
         return refusal, not refusal
     except OSError:
-        return _refusal(state, gpu_index), False
+        return _refusal(state, device[0]), False
 
 
 def _leave_gpu(state_path):
@@ -89,18 +104,19 @@ def _leave_gpu(state_path):
 def _without_mps(reason, state, state_path, environ, seconds, stdout, stderr):
     if state is None:
         return 1
-    gpus = visible_gpus(state, environ)
-    if not gpus:
+    device = _device(state, environ)
+    if device is None:
         stderr.write(texts.CUDA_ERROR % texts.CUDA_NO_DEVICE)
         return 1
-    refusal, recorded = _take_gpu(state, state_path, gpus[0])
+    refusal, recorded = _take_gpu(state, state_path, device)
     if refusal:
         stderr.write(texts.CUDA_ERROR % refusal)
         return 1
     # From here a SIGTERM must still take the row away: the try starts before the announcement.
     try:
-        stdout.write("%s: without MPS (%s): CUDA context on GPU %d%s\n" % (
-            CLIENT_NAME, reason, gpus[0], "" if recorded else ", not in the state (read-only)"))
+        where = "" if device[1] is None else " GPU instance %d compute instance %d" % device[1:]
+        stdout.write("%s: without MPS (%s): CUDA context on GPU %d%s%s\n" % (
+            CLIENT_NAME, reason, device[0], where, "" if recorded else ", not in the state (read-only)"))
         stdout.flush()
         time.sleep(seconds)
     finally:

@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 
-from . import catalog, cli, state as state_file, units
+from . import catalog, cli, service_units, state as state_file, units
 
 BIN_DIR = "usr/bin"
 NVIDIA_MAJOR = 195
@@ -61,14 +61,28 @@ def _device_node(path, minor):
     return True
 
 
-def _mask(path):
-    if os.path.islink(path) and os.readlink(path) == os.devnull:
+def _link(path, target):
+    if os.path.islink(path) and os.readlink(path) == target:
         return False
     if os.path.lexists(path):
         os.unlink(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    os.symlink(os.devnull, path)
+    os.symlink(target, path)
     return True
+
+
+def _service_units(root, python, package_parent, state_path):
+    """The fake GPU client units, and the boot oneshot with its wrapper, enabled."""
+    files = {os.path.join(service_units.UNIT_DIR, name): text for name, text in service_units.CLIENTS.items()}
+    files[os.path.join(service_units.UNIT_DIR, service_units.BOOT_UNIT)] = service_units.BOOT
+    changed = [_under(root, path) for path, text in sorted(files.items()) if _write_if_changed(_under(root, path), text, 0o644)]
+    wrapper = _under(root, os.path.join(BIN_DIR, service_units.BOOT_BINARY))
+    if _write_if_changed(wrapper, service_units.boot_wrapper(python, package_parent, state_path), 0o755):
+        changed.append(wrapper)
+    wants = _under(root, service_units.BOOT_WANTS)
+    if _link(wants, "/" + os.path.join(service_units.UNIT_DIR, service_units.BOOT_UNIT)):
+        changed.append(wants)
+    return changed
 
 
 def _remove_own(path, content):
@@ -92,7 +106,7 @@ def _persistenced_unit(root, flavour):
     if _write_if_changed(unit, units.unit_text(flavour), 0o644):
         changed.append(unit)
     mask = _under(root, units.MASK_PATH)
-    if flavour == "masked" and _mask(mask):
+    if flavour == "masked" and _link(mask, os.devnull):
         changed.append(mask)
     rules = _under(root, units.UDEV_RULES_PATH)
     if flavour == "ubuntu":
@@ -137,4 +151,5 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
         if _device_node(path, gpu["minor_number"]):
             changed.append(path)
     changed += _persistenced_unit(root, flavour)
+    changed += _service_units(root, python or sys.executable, package_parent, state_path)
     return changed

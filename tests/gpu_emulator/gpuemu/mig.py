@@ -235,3 +235,16 @@ def mig_devices(gpu):
         for ci in sorted(instance["compute_instances"], key=lambda c: c["id"]):
             pairs.append((instance, ci))
     return pairs
+
+
+def device_by_uuid(state, token):
+    """(gpu, gpu instance, compute instance) of the MIG device a modern MIG UUID
+    (`MIG-<uuid>`, as nvidia-smi -L shows it) names, or None. Only GPUs whose MIG mode
+    is on have MIG devices."""
+    for gpu in state["gpus"]:
+        if not enabled(gpu):
+            continue
+        for instance, ci in mig_devices(gpu):
+            if ci.get("uuid", "").lower() == token.lower():
+                return gpu, instance, ci
+    return None

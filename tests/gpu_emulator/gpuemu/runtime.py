@@ -88,6 +88,21 @@ def has_clients(state, gpu):
     return bool(processes_on(state, gpu["index"])) or gpu["index"] in state["faults"]["gpu_busy"]
 
 
+def live_holders(state):
+    """The recorded holders whose pid still runs. A holder stands for a program that
+    keeps NVML handles open without a CUDA context (DCGM's nv-hostengine, dcgm-exporter,
+    nvsm): it holds the GPU but no process row shows it."""
+    return [h for h in state.get("holders", []) if process_alive(h.get("pid"))]
+
+
+def held_by_holder(state, gpu):
+    """A running holder keeps this GPU (its "gpus" lists it, or is null: all GPUs).
+    NVIDIA/mig-parted deployments/systemd/hooks.sh stops nvsm.service,
+    nvidia-dcgm.service and dcgm-exporter.service before a MIG mode change, so that
+    the GPU reset can happen."""
+    return any(h.get("gpus") is None or gpu["index"] in h["gpus"] for h in live_holders(state))
+
+
 def is_held(state, gpu):
     """Anything attached to the GPU: a reset is refused and a MIG mode change stays
     pending. Legacy persistence mode holds the GPU (NVIDIA/NVSentinel #1690: the reset
@@ -98,6 +113,8 @@ def is_held(state, gpu):
     module holds every GPU (NVIDIA/mig-parted #181: the reset is refused with "In use
     by another client" until `rmmod nvidia_drm`; ComputeCanada/puppet-magic_castle #387)."""
     if has_clients(state, gpu) or gpu.get("persistence_legacy") or state["faults"].get("nvidia_drm") == "loaded":
+        return True
+    if held_by_holder(state, gpu):
         return True
     daemon = persistenced(state)
     return bool(daemon and daemon["gpus"][gpu["index"]] and not socket_reachable(state, daemon))

@@ -107,6 +107,9 @@ def run(state, argv, state_path):
     if argv and argv[0] == "mig":
         if not smi_mig.changes(argv[1:]):
             return smi_mig.run(state, argv[1:], lambda text: select_gpus(state, text))
+        if runtime.effective_uid() != 0:
+            # Refused before anything changes, without the lock an unprivileged user cannot take.
+            return smi_mig.run(state, argv[1:], lambda text: select_gpus(state, text), privileged=False)
         with state_file.editing(state_path) as live:
             return smi_mig.run(live, argv[1:], lambda text: select_gpus(live, text))
     options, error = parse(argv)

@@ -68,6 +68,7 @@ def mig_mode(state, gpus, value):
             out.append("Unable to disable MIG Mode for GPU %s: %s\n" % (bus_id, texts.IN_USE))
             out.append(texts.TERMINATING)
             return texts.RC_OTHER, "".join(out)
+        before = dict(gpu["mig"])
         gpu["mig"]["pending"] = mode
         if gpu["mig"]["current"] == mode:
             out.append("%s MIG Mode for GPU %s\n" % (mode, bus_id))
@@ -81,6 +82,8 @@ def mig_mode(state, gpus, value):
         else:
             out.append(texts.MIG_PENDING % (verb, bus_id, texts.NOT_SUPPORTED))
             out.append(texts.MIG_PENDING_RESET % bus_id)
+        if gpu["mig"] != before:
+            state_file.record(state, "mig_mode", gpu=gpu["index"], pending=mode, applied=gpu["mig"]["current"] == mode)
     out.append(texts.ALL_DONE)
     return texts.RC_OK, "".join(out)
 
@@ -113,6 +116,7 @@ def reset(state, gpus):
     out = []
     for gpu in gpus:
         state_file.reset_gpu(gpu)
+        state_file.record(state, "reset", gpu=gpu["index"])
         out.append("GPU %s was successfully reset.\n" % _bus_id(gpu))
     return texts.RC_OK, "".join(out)
 

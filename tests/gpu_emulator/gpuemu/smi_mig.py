@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi mig: list profiles, placements and instances; create and destroy them."""
 
-from . import layout, mig, runtime, texts
+from . import layout, mig, texts
+from .smi_mig_change import (create_compute_instances, create_gpu_instances, destroy_compute_instances,
+                              destroy_gpu_instances, ids, matching)
 
 PROFILES_WIDTH = 79
 PROFILES_HEAD = [
@@ -100,9 +102,9 @@ def list_compute_profiles(gpus, gi_text):
     """Per GPU instance, the compute-instance profiles it offers; '*' marks the default
     (whole GPU instance). Shared engines are the GPU instance's."""
     rows = []
-    wanted = _ids(gi_text)
+    wanted = ids(gi_text)
     for gpu in gpus:
-        for instance in _matching(mig.sorted_instances(gpu), wanted):
+        for instance in matching(mig.sorted_instances(gpu), wanted):
             profile = mig.profile_by_id(gpu, instance["profile_id"])
             for ci_profile_id in mig.ci_profile_ids(gpu, instance):
                 compute = mig.CI_SIZES[ci_profile_id]
@@ -117,102 +119,6 @@ def list_compute_profiles(gpus, gi_text):
     if not rows:
         return texts.RC_QUERY_FAILED, texts.NO_GPU_INSTANCES
     return texts.RC_OK, _boxed(CI_PROFILES_WIDTH, "Compute instance profiles:", CI_PROFILES_HEAD, rows)
-
-
-def _ids(text):
-    return None if text is None else [int(t) for t in text.split(",") if t.strip()]
-
-
-def _matching(instances, wanted):
-    return [i for i in instances if wanted is None or i["id"] in wanted]
-
-
-def create_gpu_instances(state, gpus, profiles_text, with_default_ci):
-    out = []
-    for gpu in gpus:
-        for token in profiles_text.split(","):
-            # A profile tuple: a profile name or id, optionally ":<placement start>".
-            name, _colon, start = token.partition(":")
-            profile = mig.profile_by_token(gpu, name)
-            try:
-                if profile is None or (start and not start.strip().isdigit()):
-                    raise mig.MigError("Invalid Argument")
-                if gpu["index"] in state["faults"]["gpu_busy"]:
-                    raise mig.MigError(texts.IN_USE)
-                instance = mig.create_gpu_instance(gpu, profile, int(start) if start else None)
-            except mig.MigError as error:
-                out.append("Unable to create a GPU instance on GPU %2d using profile %s: %s\n" % (gpu["index"], token.strip(), error))
-                out.append("Failed to create GPU instances: %s\n" % error)
-                return texts.RC_OTHER, "".join(out)
-            out.append("Successfully created GPU instance ID %2d on GPU %2d using profile MIG %s (ID %2d)\n" % (
-                instance["id"], gpu["index"], profile["name"], profile["id"]))
-            if with_default_ci:
-                out.append(_created_ci(gpu, instance, mig.create_compute_instance(gpu, instance)))
-    return texts.RC_OK, "".join(out)
-
-
-def _created_ci(gpu, instance, ci):
-    return "Successfully created compute instance ID %2d on GPU %2d GPU instance ID %2d using profile MIG %s (ID %2d)\n" % (
-        ci["id"], gpu["index"], instance["id"], mig.ci_name(gpu, instance, ci["size"]), ci["profile_id"])
-
-
-def create_compute_instances(gpus, profiles_text, gi_text):
-    out = []
-    wanted = _ids(gi_text)
-    for gpu in gpus:
-        for instance in _matching(mig.sorted_instances(gpu), wanted):
-            tokens = profiles_text.split(",") if profiles_text else [None]
-            for token in tokens:
-                try:
-                    # An id or a name ("1c.3g.20gb"), as -cgi takes both.
-                    ci_profile_id = None if token is None else mig.ci_profile_by_token(gpu, instance, token)
-                    if token is not None and ci_profile_id is None:
-                        raise mig.MigError("Invalid Argument")
-                    ci = mig.create_compute_instance(gpu, instance, ci_profile_id)
-                except mig.MigError as error:
-                    out.append("Unable to create a compute instance on GPU %2d GPU instance ID %2d using profile %s: %s\n" % (
-                        gpu["index"], instance["id"], token.strip(), error))
-                    out.append("Failed to create compute instances: %s\n" % error)
-                    return texts.RC_OTHER, "".join(out)
-                out.append(_created_ci(gpu, instance, ci))
-    if not out:
-        return texts.RC_QUERY_FAILED, texts.NO_GPU_INSTANCES
-    return texts.RC_OK, "".join(out)
-
-
-def destroy_compute_instances(state, gpus, gi_text, ci_text):
-    out = []
-    wanted_gi, wanted_ci = _ids(gi_text), _ids(ci_text)
-    for gpu in gpus:
-        for instance in _matching(mig.sorted_instances(gpu), wanted_gi):
-            for ci in _matching(sorted(instance["compute_instances"], key=lambda c: c["id"]), wanted_ci):
-                if runtime.processes_on(state, gpu["index"], instance["id"], ci["id"]):
-                    out.append("Unable to destroy compute instance ID %2d from GPU %2d GPU instance ID %2d: %s\n" % (
-                        ci["id"], gpu["index"], instance["id"], texts.IN_USE))
-                    out.append("Failed to destroy compute instances: %s\n" % texts.IN_USE)
-                    return texts.RC_OTHER, "".join(out)
-                instance["compute_instances"].remove(ci)
-                out.append("Successfully destroyed compute instance ID %2d from GPU %2d GPU instance ID %2d\n" % (
-                    ci["id"], gpu["index"], instance["id"]))
-    if not out:
-        return texts.RC_QUERY_FAILED, texts.NO_COMPUTE_INSTANCES
-    return texts.RC_OK, "".join(out)
-
-
-def destroy_gpu_instances(state, gpus, gi_text):
-    out = []
-    wanted = _ids(gi_text)
-    for gpu in gpus:
-        for instance in _matching(mig.sorted_instances(gpu), wanted):
-            if instance["compute_instances"] or runtime.processes_on(state, gpu["index"], instance["id"]):
-                out.append("Unable to destroy GPU instance ID %2d from GPU %2d: %s\n" % (instance["id"], gpu["index"], texts.IN_USE))
-                out.append("Failed to destroy GPU instances: %s\n" % texts.IN_USE)
-                return texts.RC_OTHER, "".join(out)
-            gpu["gpu_instances"].remove(instance)
-            out.append("Successfully destroyed GPU instance ID %2d from GPU %2d\n" % (instance["id"], gpu["index"]))
-    if not out:
-        return texts.RC_QUERY_FAILED, texts.NO_GPU_INSTANCES
-    return texts.RC_OK, "".join(out)
 
 
 ACTIONS = {
@@ -284,8 +190,9 @@ def parse(argv):
     return options, None
 
 
-def run(state, argv, select_gpus):
-    """Returns (rc, stdout). select_gpus(id text or None) -> (gpus, error)."""
+def run(state, argv, select_gpus, privileged=True):
+    """Returns (rc, stdout). select_gpus(id text or None) -> (gpus, error). Without
+    privileged (a non-root user) creating and destroying instances is refused."""
     options, error = parse(argv)
     if error:
         return error
@@ -312,9 +219,9 @@ def run(state, argv, select_gpus):
     if action == "lcip":
         return list_compute_profiles(gpus, options.get("gi"))
     if action == "cgi":
-        return create_gpu_instances(state, gpus, options["profiles"], options.get("default_ci", False))
+        return create_gpu_instances(state, gpus, options["profiles"], options.get("default_ci", False), privileged)
     if action == "cci":
-        return create_compute_instances(gpus, options.get("profiles"), options.get("gi"))
+        return create_compute_instances(state, gpus, options.get("profiles"), options.get("gi"), privileged)
     if action == "dci":
-        return destroy_compute_instances(state, gpus, options.get("gi"), options.get("ci"))
-    return destroy_gpu_instances(state, gpus, options.get("gi"))
+        return destroy_compute_instances(state, gpus, options.get("gi"), options.get("ci"), privileged)
+    return destroy_gpu_instances(state, gpus, options.get("gi"), privileged)

@@ -67,8 +67,10 @@ def new(profile_name):
         "gpus": gpus,
         "processes": [],
         "daemons": {"persistenced": None, "mps": []},
+        "holders": [],
         "faults": empty_faults(),
         "boot_count": 0,
+        "log": [],
     }
 
 
@@ -79,6 +81,8 @@ def load(path):
     state.setdefault("processes", [])
     state.setdefault("daemons", {}).setdefault("persistenced", None)
     state["daemons"].setdefault("mps", [])
+    state.setdefault("holders", [])
+    state.setdefault("log", [])
     faults = state.setdefault("faults", {})
     for key, value in empty_faults().items():
         faults.setdefault(key, value)
@@ -116,6 +120,11 @@ def editing(path):
         write(state, path)
 
 
+def record(state, event, **fields):
+    """Append one change to the state's log; the caller writes the state under its lock."""
+    state.setdefault("log", []).append(dict(fields, event=event))
+
+
 def reset_gpu(gpu):
     """A GPU reset: the pending MIG mode takes effect and MIG instances are gone."""
     if gpu["mig"]:
@@ -123,13 +132,18 @@ def reset_gpu(gpu):
     gpu["gpu_instances"] = []
 
 
-def reboot(state):
+def reboot(state, boot=False):
     """What a host reboot does to the GPUs: pending MIG modes take effect, and all
     volatile settings (MIG instances, legacy persistence, compute mode, processes)
     are gone. Daemons are services of the node and keep running; the persistence
-    daemon re-applies its start-up mode."""
+    daemon re-applies its start-up mode. boot=True is a node boot: pids are not valid
+    across it (a restarted container reuses them), so every recorded daemon and
+    holder is gone too."""
     state["boot_count"] = state.get("boot_count", 0) + 1
     state["processes"] = []
+    if boot:
+        state["daemons"] = {"persistenced": None, "mps": []}
+        state["holders"] = []
     for gpu in state["gpus"]:
         reset_gpu(gpu)
         gpu["persistence_legacy"] = False
@@ -137,3 +151,4 @@ def reboot(state):
     daemon = state["daemons"].get("persistenced")
     if daemon:
         daemon["gpus"] = [daemon["persistence_mode"]] * len(state["gpus"])
+    record(state, "reboot", boot=boot, boot_count=state["boot_count"])

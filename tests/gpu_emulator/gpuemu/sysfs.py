@@ -99,11 +99,24 @@ def _nic(state, out, nic):
     os.symlink(os.path.join("..", "..", "..", "bus", "pci", "devices", bdf), os.path.join(class_dir, "device"))
 
 
+def _has_reset(state, gpu):
+    """The kernel creates `reset` for a device with a reset method (Documentation/ABI/
+    testing/sysfs-bus-pci). A GPU passed through to a VM (mig_mode_apply "reboot")
+    has none the guest can use, and a profile may say "pci_reset": false for a GPU."""
+    return gpu.get("pci_reset", True) and state["settings"].get("mig_mode_apply") != "reboot"
+
+
 def _gpu(state, out, gpu):
     model = catalog.model(gpu["model"])
     device_dir = os.path.join(out, "bus", "pci", "devices", pci.sysfs_id(gpu["pci_bus_id"]))
     _write_all(device_dir, _pci_files(state, gpu, NVIDIA_VENDOR, model["pci_device_id"], model["pci_class"],
                                       model["pci_subsystem_id"], model["pcie_gen"], model["pcie_width"]))
+    if _has_reset(state, gpu):
+        # Write-only and empty, as the kernel's reset attribute (mode 0200).
+        reset = os.path.join(device_dir, "reset")
+        with open(reset, "w", encoding="utf-8"):
+            pass
+        os.chmod(reset, 0o200)
 
 
 def _meminfo(node_id, total_kb):

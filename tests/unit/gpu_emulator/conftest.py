@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
@@ -41,3 +43,25 @@ def smi(make_state):
     def _run(path, *argv, **kwargs):
         return api.run("nvidia-smi", list(argv), path, **kwargs)
     return _run
+
+
+@pytest.fixture
+def mps_env(tmp_path):
+    return {"CUDA_MPS_PIPE_DIRECTORY": str(tmp_path / "pipe"), "CUDA_MPS_LOG_DIRECTORY": str(tmp_path / "log")}
+
+
+@pytest.fixture
+def apps():
+    """start(path, env, seconds) -> a running cuda-app and its first stdout line."""
+    started = []
+
+    def _start(path, env, seconds="60"):
+        app = subprocess.Popen(api.command("cuda-app", ["--seconds", seconds]), env=api.environment(path, env),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append(app)
+        return app
+    yield _start
+    for app in started:
+        if app.poll() is None:
+            app.kill()
+        app.communicate()

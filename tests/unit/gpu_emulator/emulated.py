@@ -6,6 +6,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
+
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -48,3 +51,19 @@ def smi_argv(command):
 
 def same_uuids(text):
     return UUID.sub("<uuid>", text)
+
+
+def start_holder(path, name, gpus=None):
+    """A running gpu-holder (a Popen), once it has recorded itself in the state."""
+    argv = ["--name", name] + (["--gpus", gpus] if gpus is not None else [])
+    holder = subprocess.Popen(api.command("gpu-holder", argv), env=api.environment(path),  # pylint: disable=consider-using-with
+                              stdout=subprocess.PIPE, text=True)
+    # Its one line comes after the record is written.
+    assert holder.stdout.readline().startswith("gpuemu-gpu-holder: %s holds GPU " % name)
+    return holder
+
+
+def stop(process):
+    process.terminate()
+    assert process.wait(timeout=10) == 0
+    process.stdout.close()
