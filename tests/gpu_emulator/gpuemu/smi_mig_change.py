@@ -23,8 +23,11 @@ def _refused(error, what):
 
 
 def _permitted(privileged):
-    """MIG management needs root (NVML nvmlDeviceSetMigMode and the instance calls:
-    "Requires root user"); a non-root user is refused before anything changes."""
+    """Creating and destroying instances needs root (NVML reference,
+    nvmlDeviceCreateGpuInstance, nvmlGpuInstanceDestroy and the compute-instance
+    calls: "Requires privileged user"); a non-root user is refused before anything
+    changes. The refusal's lines take the layout of the tool's other refusals (an
+    assumption)."""
     if not privileged:
         raise mig.MigError(texts.INSUFFICIENT_PERMISSIONS)
 

@@ -54,3 +54,37 @@ def test_refusal_does_not_need_write_access_to_the_state(make_state, smi):
     # An unprivileged user cannot create the state's lock file.
     os.makedirs(path + ".lock")
     assert smi(path, "-i", "0", "-pm", "1", env=USER)[0] == 4
+
+
+def mig_instances(state):
+    """GPU 0 with MIG on and a 3g.40gb GPU instance (id 2) holding compute instance 0."""
+    state["gpus"][0]["mig"] = {"current": "Enabled", "pending": "Enabled"}
+    state["gpus"][0]["gpu_instances"] = [{"id": 2, "profile_id": 9, "start": 0, "compute_instances": [
+        {"id": 0, "profile_id": 2, "start": 0, "size": 3, "uuid": "MIG-0"}]}]
+
+
+# Creating and destroying MIG instances needs root (NVML reference: "Requires privileged
+# user"); the lines follow the layout of the other refused creates and destroys (an assumption).
+@pytest.mark.parametrize("argv, out", [
+    (["-cgi", "19"], "Unable to create a GPU instance on GPU  0 using profile 19: Insufficient Permissions\n"
+                     "Failed to create GPU instances: Insufficient Permissions\n"),
+    (["-cci", "0", "-gi", "2"], "Unable to create a compute instance on GPU  0 GPU instance ID  2 using profile 0: "
+                                "Insufficient Permissions\nFailed to create compute instances: Insufficient Permissions\n"),
+    (["-dci"], "Unable to destroy compute instance ID  0 from GPU  0 GPU instance ID  2: Insufficient Permissions\n"
+               "Failed to destroy compute instances: Insufficient Permissions\n"),
+    (["-dgi", "-gi", "2"], "Unable to destroy GPU instance ID  2 from GPU  0: Insufficient Permissions\n"
+                           "Failed to destroy GPU instances: Insufficient Permissions\n"),
+])
+def test_mig_instance_changes_refuse_a_non_root_user(make_state, smi, argv, out):
+    path = make_state("a100_8x_mig", mig_instances)
+    # Without write access to the state: the refusal must not need its lock.
+    os.makedirs(path + ".lock")
+    before = api.read_state(path)
+    assert smi(path, "mig", "-i", "0", *argv, env=USER) == (4, out, "")
+    assert api.read_state(path) == before
+
+
+def test_mig_listings_still_work_for_a_non_root_user(make_state, smi):
+    path = make_state("a100_8x_mig", mig_instances)
+    assert smi(path, "mig", "-i", "0", "-lgi", env=USER)[0] == 0
+    assert smi(path, "mig", "-i", "0", "-cgi", "19", env={"GPUEMU_EUID": "0"})[0] == 0
