@@ -28,10 +28,10 @@ CLIENTS = {
         source="Stands for nvidia-dcgm.service of DCGM's datacenter-gpu-manager package, which runs nv-hostengine.",
         description="NVIDIA DCGM service", name="nv-hostengine"),
     "dcgm-exporter.service": _CLIENT.format(
-        source="Stands for the dcgm-exporter.service unit of NVIDIA/dcgm-exporter installs (a DCGM client).",
+        source="Stands for dcgm-exporter.service (NVIDIA/dcgm-exporter), a unit NVIDIA/mig-parted's hooks.sh stops.",
         description="NVIDIA DCGM exporter", name="dcgm-exporter"),
     "nvsm.service": _CLIENT.format(
-        source="Stands for nvsm.service of the DGX OS nvsm package (NVIDIA System Management).",
+        source="Stands for nvsm.service of DGX OS's nvsm (NVIDIA System Management), which mig-parted's hooks.sh stops.",
         description="NVIDIA System Management", name="nvsm"),
 }
 
