@@ -116,3 +116,12 @@ def test_cci_refuses_a_profile_the_gpu_instance_does_not_offer(make_state, smi):
         assert out == ("Unable to create a compute instance on GPU  0 GPU instance ID  2 using profile %s: Invalid Argument\n"
                        "Failed to create compute instances: Invalid Argument\n" % token)
     assert smi(path, "mig", "-lci")[0] == 6
+
+
+def test_cci_without_a_profile_in_a_full_gpu_instance(make_state, smi):
+    path = a100_mig(make_state)
+    smi(path, "mig", "-cgi", "9", "-C")
+    # The default profile is the whole GPU instance (2, "3c"); naming it in the refusal is an assumption.
+    assert smi(path, "mig", "-cci", "-gi", "2") == (
+        255, "Unable to create a compute instance on GPU  0 GPU instance ID  2 using profile 2: Insufficient Resources\n"
+        "Failed to create compute instances: Insufficient Resources\n", "")
