@@ -5,7 +5,7 @@
 
 from . import layout, mig, texts
 from .smi_mig_change import (create_compute_instances, create_gpu_instances, destroy_compute_instances,
-                              destroy_gpu_instances, ids, matching)
+                             destroy_gpu_instances, ids, matching)
 
 PROFILES_WIDTH = 79
 PROFILES_HEAD = [

@@ -99,8 +99,8 @@ def test_holders_are_shown_nowhere(make_state, smi):
 def test_a_holder_record_counts_only_while_its_pid_runs(make_state, smi):
     # 2**22 + 1 is above the kernel's largest pid_max: no process has it.
     sleeper = subprocess.Popen(["sleep", "30"])  # pylint: disable=consider-using-with
-    path = make_state("a100_8x_mig", lambda s: s.update(holders=[{"name": "dead", "pid": 2 ** 22 + 1, "gpus": None},
-                                                                   {"name": "alive", "pid": sleeper.pid, "gpus": [1]}]))
+    holders = [{"name": "dead", "pid": 2 ** 22 + 1, "gpus": None}, {"name": "alive", "pid": sleeper.pid, "gpus": [1]}]
+    path = make_state("a100_8x_mig", lambda s: s.update(holders=holders))
     try:
         assert smi(path, "-i", "0", "-r")[0] == 0
         assert smi(path, "-i", "1", "-r")[0] == 255
