@@ -75,7 +75,7 @@ def _counts(result):
 
 
 def test_placements_parse_from_the_real_capture(h100_real):
-    assert h100_real["1g.10gb"] == {"id": 19, "size": 1, "starts": [0, 1, 2, 3, 4, 5, 6], "max": 7}
+    assert h100_real["1g.10gb"] == {"id": 19, "size": 1, "starts": [0, 1, 2, 3, 4, 5, 6], "max": 7, "slices": 1}
     assert h100_real["3g.40gb"]["starts"] == [0, 4] and h100_real["7g.80gb"]["size"] == 8
 
 
@@ -115,7 +115,8 @@ def test_a_kept_instance_moves_when_only_another_start_leaves_room(h100):
     current = [_instance(2, "3g.40gb", 0)]
     result = plan(h100, current, {"3g.40gb": 1, "1g.10gb": 4})
     assert result["keep"] == [] and result["destroy"] == current
-    assert {"profile": "3g.40gb", "profile_id": 9, "start": 4} in result["create"]
+    assert {"profile": "3g.40gb", "profile_id": 9, "start": 4,
+            "compute_instances": [{"profile": "3g.40gb", "profile_id": 2}]} in result["create"]
     _fits(h100, result, current)
 
 
