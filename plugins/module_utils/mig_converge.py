@@ -216,11 +216,19 @@ def _create(smi, entry):
     if default_only:
         return
     unmatched = list(made)
-    for planned in entry["create"]:
-        instance = next(m for m in unmatched if m["profile_id"] == planned["profile_id"])
-        unmatched.remove(instance)
-        instance["compute_instances"] = _create_cis(smi, index, instance["id"],
-                                                    [ci["profile_id"] for ci in planned["compute_instances"]])
+    try:
+        for planned in entry["create"]:
+            instance = next(m for m in unmatched if m["profile_id"] == planned["profile_id"])
+            unmatched.remove(instance)
+            instance["compute_instances"] = _create_cis(smi, index, instance["id"],
+                                                        [ci["profile_id"] for ci in planned["compute_instances"]])
+    except SmiError as error:
+        # A GPU instance without its compute instances serves nobody: the new ones go again.
+        for instance in made:
+            smi.call(["mig", "-i", index, "-gi", str(instance["id"]), "-dci"], allowed_rc=(0, 6))
+            smi.call(["mig", "-i", index, "-gi", str(instance["id"]), "-dgi"], allowed_rc=(0, 6))
+        entry["created"] = []
+        raise SmiError("%s; the GPU instances just created for them were destroyed again" % error)
 
 
 def _reset(smi, entry):
@@ -234,7 +242,7 @@ def _reset(smi, entry):
             cause, permanent = _reset_cause(smi, index, str(error))
         if permanent or attempt == 2:
             entry["reboot_reason"] = "the reset failed: " + cause
-            raise SmiError("GPU %d: the reset failed: %s; its MIG mode change waits for a reboot" % (index, cause))
+            raise SmiError("GPU %d: the reset failed: %s; its MIG mode change stays pending until a reboot" % (index, cause))
         time.sleep(RESET_RETRY_DELAY)
 
 
@@ -244,10 +252,11 @@ def _reset_cause(smi, index, text):
     if busy:
         return "compute processes run on it: %s" % describe_processes(busy), True
     if NOT_SUPPORTED in text:
-        return ("Not Supported: the host or hypervisor does not expose the GPU reset (a GPU passed through to a VM); "
-                "only a reboot applies the mode"), True
+        return "Not Supported: the host or hypervisor does not expose the GPU reset (a GPU passed through to a VM)", True
     if IN_USE in text:
-        return "In use by another client, and no compute process runs on it: held by " + NOT_A_COMPUTE_PROCESS, False
+        return ("In use by another client, and no compute process runs on it: a client that is not a CUDA process "
+                "holds it (nvidia_drm, DCGM, dcgm-exporter, nvsm or another NVML monitor); add its service to "
+                "gpu_clients or stop it"), False
     return text, False
 
 
