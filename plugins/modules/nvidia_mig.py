@@ -10,21 +10,34 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: nvidia_mig
-short_description: MIG mode and GPU instances as a declared state, changed minimally
+short_description: MIG mode, GPU instances and compute instances as a declared state, changed minimally
 version_added: "0.2.0"
 description:
-  - Brings each named GPU to its declared MIG mode and GPU instance counts, from O(layouts) or from a config of a
+  - Brings each named GPU to its declared MIG mode and instance counts, from O(layouts) or from a config of a
     mig-parted C(v1) file (O(mig_parted_config), O(mig_parted_name)).
+  - Profile names mean what they mean to mig-parted. C(3g.40gb) is a GPU instance with its default compute instance
+    (the whole GPU instance). C(1c.3g.40gb) is a compute instance of one compute slice on a C(3g.40gb) GPU instance;
+    its count counts compute instances, which fill one GPU instance (largest first) before the next is made. A suffix
+    such as C(+me) belongs to the GPU instance profile (C(1g.10gb+me)).
   - Plans every GPU before it changes any. Every profile is checked against the GPU's own C(mig -lgip) table (or,
-    for a GPU whose MIG mode is still off, that of a GPU of the same model) and the layout must fit the GPU's
-    placements (C(mig -lgipp)); otherwise the module fails, naming the GPU and listing its profiles.
-  - Touches only the GPUs whose layout differs. On those, it keeps every GPU instance the new layout still holds,
-    with its UUID and its work, wherever the placements let the rest fit, and destroys only the others.
-  - Never destroys a GPU instance, and never turns MIG off on a GPU, while compute processes run there; it lists
-    them. O(force) overrides this.
-  - A MIG mode change that the driver leaves pending (it waits for a GPU reset or a reboot) is reported per GPU in
-    the C(pending) field of RV(gpus), with a warning; the module does not report the layout applied while it is pending. It does
-    not reset GPUs itself.
+    for a GPU whose MIG mode is still off, that of a GPU of the same model), compute-instance profiles against what
+    existing GPU instances of that profile offer (C(mig -lcip)), and the layout must fit the GPU's placements
+    (C(mig -lgipp)); otherwise the module fails, naming the GPU and listing its profiles.
+  - Touches only the GPUs whose layout differs. On those, it keeps every GPU instance the new layout still holds
+    (same profile and same compute instances), with its UUID and its work, wherever the placements let the rest
+    fit, and destroys only the others.
+  - Never destroys a GPU instance, turns MIG off or resets a GPU while compute processes run there; it lists them.
+    O(force) overrides this.
+  - A MIG mode change that the driver leaves pending is followed, with O(reset), by a reset of that GPU alone
+    (C(nvidia-smi -i N -r)) while the O(gpu_clients) are stopped; once the mode applied, the instances are created
+    in the same run. Where the host cannot reset the GPU (its PCI function has no sysfs C(reset), or C(nvidia_drm)
+    is loaded with users), this is known while planning; the mode change is still made, for a reboot to apply, and
+    the GPU reports C(reboot_required) with the reason.
+  - A reset that fails is tried once more after two seconds, unless the cause cannot pass (C(Not Supported), or
+    compute processes); then the module fails, naming the cause, with C(reboot_required) set.
+  - Where destroying an instance is refused because a client that is not a compute process holds it, the module
+    fails and recreates, at the same placements and profiles, the instances it had already destroyed on that GPU
+    (their UUIDs change); it creates nothing new there.
 author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
@@ -32,8 +45,8 @@ extends_documentation_fragment:
 options:
   layouts:
     description:
-      - GPU index to its layout, C(mig_enabled) (bool) and C(mig_devices), GPU instance profile names to counts
-        (one C(3g.40gb) and four C(1g.10gb), say). GPUs not named are left alone.
+      - GPU index to its layout, C(mig_enabled) (bool) and C(mig_devices), profile names to counts (one C(3g.40gb)
+        and four C(1g.10gb), or three C(1c.3g.40gb), say). GPUs not named are left alone.
     type: dict
   mig_parted_config:
     description: A parsed mig-parted C(v1) file (C(version), C(mig-configs)), taken as mig-parted takes it.
@@ -42,13 +55,26 @@ options:
     description: The config of O(mig_parted_config) to apply.
     type: str
   force:
-    description: Destroy GPU instances and turn MIG off even while compute processes run there.
+    description: Destroy instances, turn MIG off and reset GPUs even while compute processes run there.
+    type: bool
+    default: false
+  reset:
+    description:
+      - Reset a GPU whose MIG mode change the driver leaves pending, and create its instances in the same run.
+      - When false, the change is reported pending (C(reset_required)) and a reset or a reboot applies it later.
+    type: bool
+    default: true
+  require_applied:
+    description:
+      - Fail the task unless every GPU reaches its declared layout in this run. A GPU that only a reboot can bring
+        there is found while planning, and then nothing is changed.
+      - RV(applied) is false in either case while anything is pending.
     type: bool
     default: false
   gpu_clients:
     description:
-      - Services that keep GPUs open. Those of them that run are stopped around a MIG mode change or the destroying
-        of instances, and exactly those are started again afterwards, also when the change failed.
+      - Services that keep GPUs open. Those of them that run are stopped around a MIG mode change, a reset or the
+        destroying of instances, and exactly those are started again afterwards, also when the change failed.
       - The default follows mig-parted. nvidia-persistenced and nvidia-fabricmanager are never stopped; nvidia-smi
         coordinates with them.
     type: list
@@ -59,10 +85,8 @@ attributes:
     description: Plans every GPU and reports the plan; nothing is changed.
     support: full
   diff_mode:
-    description: Shows each GPU's plan (mode change, instances kept, destroyed and created).
+    description: Shows each GPU's plan (mode change, instances kept, destroyed and created, the reset to run).
     support: full
-notes:
-  - Compute-instance profiles (C(1c.3g.40gb)) are not handled yet; each GPU instance gets its default compute instance.
 requirements:
   - nvidia-smi of a MIG-capable driver.
 """
@@ -74,10 +98,17 @@ EXAMPLES = r"""
       "0": {mig_enabled: true, mig_devices: {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}}
       "1": {mig_enabled: false}
 
-- name: A config of an existing mig-parted file
+- name: One 3g.40gb GPU instance split into three compute instances, failing unless applied now
+  gpuops.hardening.nvidia_mig:
+    layouts:
+      "2": {mig_enabled: true, mig_devices: {"1c.3g.40gb": 3}}
+    require_applied: true
+
+- name: A config of an existing mig-parted file, recording the layouts for the boot-time service
   gpuops.hardening.nvidia_mig:
     mig_parted_config: "{{ lookup('ansible.builtin.file', 'mig-config.yaml') | from_yaml }}"
     mig_parted_name: all-1g.10gb
+  register: mig
 """
 
 RETURN = r"""
@@ -87,20 +118,68 @@ gpus:
   type: list
   elements: dict
   sample: [{"index": 0, "uuid": "GPU-5d1b7a3e-0000-4000-8000-000000000000", "mig_enabled": true, "pending": false,
-            "reset_required": false, "mode_change": null, "keep": [{"id": 2, "profile": "3g.40gb", "start": 0}],
-            "destroy": [], "create": [{"profile": "1g.10gb", "profile_id": 19, "start": 4}], "changed": true}]
+            "reset_required": false, "reboot_required": false, "reboot_reason": null, "mode_change": null,
+            "reset": false, "keep": [{"id": 2, "profile": "3g.40gb", "start": 0}], "destroy": [],
+            "create": [{"profile": "1g.10gb", "profile_id": 19, "start": 4,
+                        "compute_instances": [{"profile": "1g.10gb", "profile_id": 0}]}], "changed": true}]
   contains:
+    pending:
+      description: The GPU's MIG mode change has not applied yet.
+      type: bool
+    reset_required:
+      description: Pending, and a reset would apply it (O(reset) was false).
+      type: bool
+    reboot_required:
+      description: Pending, and only a reboot applies it (the host cannot reset the GPU, or the reset failed).
+      type: bool
+    reboot_reason:
+      description: Why the GPU cannot be reset, or why its reset failed; null otherwise.
+      type: str
+    mode_change:
+      description: The MIG mode asked of the driver (C(Enabled), C(Disabled)), or null.
+      type: str
+    reset:
+      description: The plan resets the GPU once its mode change is pending.
+      type: bool
+    keep:
+      description: The GPU instances kept, with their compute instances.
+      type: list
+      elements: dict
+    destroy:
+      description: The GPU instances destroyed, with their compute instances.
+      type: list
+      elements: dict
+    create:
+      description: The GPU instances to create (C(profile), C(profile_id), C(start)), each with its compute instances.
+      type: list
+      elements: dict
     created:
       description: The GPU instances this call created (from nvidia-smi's own lines), when it created any.
       type: list
       elements: dict
+    recreated:
+      description:
+        - After a destroy that a hidden holder refused, the instances recreated at their placements, with new UUIDs.
+      type: list
+      elements: dict
+layouts:
+  description:
+    - The declared layouts as resolved (from O(layouts) or the mig-parted config), GPU index as a string to
+      C(mig_enabled) and C(mig_devices); the boot-time MIG service takes this.
+  returned: always
+  type: dict
+  sample: {"0": {"mig_enabled": true, "mig_devices": {"1c.3g.40gb": 3}}}
 clients_stopped:
   description: The GPU client services this call stopped, and started again.
   returned: always
   type: list
   elements: str
 applied:
-  description: True when every GPU reached its declared layout; false while a mode change is pending or in check mode.
+  description: True when every GPU reached its declared layout; false while anything is pending and in check mode.
+  returned: always
+  type: bool
+reboot_required:
+  description: A GPU's MIG mode change waits for a reboot.
   returned: always
   type: bool
 """
