@@ -278,9 +278,20 @@ def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=No
     if errors:
         raise MigError("nothing was changed: " + "; ".join(errors), result)
     result["changed"] = any(entry["changed"] for entry in result["gpus"])
-    if check_mode or not result["changed"]:
-        _finish(result, applied=not check_mode, check_mode=check_mode)
+    if check_mode:
+        _finish(result, applied=False, check_mode=True)
         return result
+    if result["changed"]:
+        _apply_all(smi, layouts, result, clients)
+    else:
+        _finish(result, applied=True)
+    if require_applied and not result["applied"]:
+        raise MigError("the declared MIG layout was not reached: " + "; ".join(result["warnings"]), result)
+    return result
+
+
+def _apply_all(smi, layouts, result, clients):
+    """Each changed GPU in turn, with the GPU clients stopped where anything disruptive happens."""
     stopped = _stop_clients(clients, result)
     try:
         for entry in result["gpus"]:
@@ -291,12 +302,9 @@ def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=No
         _finish(result, applied=False)
         raise MigError("%s%s" % (error, again and "; could not start again: " + again), result)
     again = _start_clients(clients, stopped)
-    if again:
-        raise MigError("the MIG layout is applied, but these GPU clients did not start again: " + again, result)
     _finish(result, applied=True)
-    if require_applied and not result["applied"]:
-        raise MigError("the declared MIG layout was not reached: " + "; ".join(result["warnings"]), result)
-    return result
+    if again:
+        raise MigError("the MIG changes are made, but these GPU clients did not start again: " + again, result)
 
 
 def _plan_all(smi, gpus, layouts, result, force, reset, root):

@@ -160,3 +160,21 @@ def test_an_unchanged_run_returns_the_layouts(mig_node):
     again = run_mig(layouts=mig_layouts(g0=LAYOUT), require_applied=True)
     assert not again["changed"] and again["applied"] and not again["failed"]
     assert again["layouts"] == {"0": {"mig_enabled": True, "mig_devices": LAYOUT}}
+
+
+def test_a_demanding_user_without_resets_fails_while_the_mode_is_pending(mig_node):
+    node = mig_node(mig_gpus=(0,))
+    first = run_mig(layouts=mig_layouts(g2=LAYOUT), reset=False, require_applied=True)
+    assert first["failed"] and "the declared MIG layout was not reached: GPU 2" in first["msg"]
+    assert first["gpus"][0]["reset_required"] and not first["applied"] and node.modes(2) == ("Disabled", "Enabled")
+    # Nothing left to change, still pending: still a failure.
+    again = run_mig(layouts=mig_layouts(g2=LAYOUT), reset=False, require_applied=True)
+    assert again["failed"] and not again["changed"] and "waits for a GPU reset or a reboot" in again["msg"]
+
+
+def test_clients_that_do_not_start_again_fail_the_task_with_the_gpus_reported(mig_node):
+    node = mig_node(mig_gpus=(0,))
+    node.failing_start.add("nvidia-dcgm.service")
+    result = run_mig(layouts=mig_layouts(g2=LAYOUT))
+    assert result["failed"] and "the MIG changes are made, but these GPU clients did not start again" in result["msg"]
+    assert result["applied"] and len(node.instances(2)) == 3
