@@ -96,6 +96,8 @@ def apply_gpu(smi, layout, entry):
     if entry["mode_change"]:
         smi.call(["-i", str(entry["index"]), "-mig", "1" if entry["mode_change"] == "Enabled" else "0"])
         _read_mode(smi, entry)
+        # Applied at once (bare metal, nothing holding the GPU): no reset needed.
+        entry["reset"] = entry["reset"] and entry["pending"]
     if entry["pending"] and entry["reset"]:
         _reset(smi, entry)
         _read_mode(smi, entry)

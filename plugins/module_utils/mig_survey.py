@@ -119,7 +119,8 @@ def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, res
             steps = plan(tables[index], instances.get(index, []), layout["mig_devices"], offers.get(index))
         except LayoutError as error:
             return entry, ["%s: %s" % (_describe(gpu), error)]
-        if current == "Enabled":
+        # After a planned reset the instances follow in this run, so the plan shows them.
+        if current == "Enabled" or entry["reset"]:
             entry.update(keep=steps["keep"], destroy=steps["destroy"], create=steps["create"])
     elif current == "Enabled":
         entry["destroy"] = list(instances.get(index, []))

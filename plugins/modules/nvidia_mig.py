@@ -139,7 +139,7 @@ gpus:
       description: The MIG mode asked of the driver (C(Enabled), C(Disabled)), or null.
       type: str
     reset:
-      description: The plan resets the GPU once its mode change is pending.
+      description: A reset of the GPU is planned (check mode) or was run, its mode change being pending.
       type: bool
     keep:
       description: The GPU instances kept, with their compute instances.

@@ -93,6 +93,8 @@ def test_a_mode_change_that_applies_at_once_gets_its_instances_in_the_samerun_mi
     result = run_mig(layouts=mig_layouts(g3=LAYOUT))
     assert not result["failed"], result["msg"]
     assert result["applied"] and node.modes(3) == ("Enabled", "Enabled")
+    # The mode applied at once: no reset was needed, none ran.
+    assert not result["gpus"][0]["reset"] and not node.ran("-r")
     assert sorted(i[1] for i in node.instances(3)) == ["1g.10gb", "1g.10gb", "3g.40gb"]
 
 

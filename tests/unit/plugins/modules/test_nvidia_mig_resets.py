@@ -150,6 +150,9 @@ def test_check_mode_shows_the_reset_and_returns_the_layouts(mig_node):
     assert result["changed"] and not result["applied"] and result["gpus"][0]["reset"]
     assert "mode: -> Enabled" in result["diff"][0]["after"]
     assert "reset GPU 2 (nvidia-smi -i 2 -r)" in result["diff"][0]["after"]
+    # The instances that follow the reset are part of the plan.
+    assert "create 3g.40gb at 0 (3g.40gb)" in result["diff"][0]["after"]
+    assert sorted(c["profile"] for c in result["gpus"][0]["create"]) == ["1g.10gb", "1g.10gb", "3g.40gb"]
     assert result["layouts"] == {"2": {"mig_enabled": True, "mig_devices": LAYOUT}}
     assert node.modes(2) == ("Disabled", "Disabled") and not node.ran("-r") and not node.ran("-mig")
 
