@@ -20,16 +20,20 @@ raises ClientError (after starting again those it had stopped), and
 is where ``/sys`` is read from.
 
 The result is ``{"changed", "applied", "reboot_required", "layouts", "gpus",
-"clients_stopped", "warnings"}``; ``gpus`` holds one entry per declared GPU (see
-the module's RETURN). Every GPU is planned before any changes; a refusal or a
-failure raises MigError, whose ``result`` says what was done up to then.
+"clients_stopped", "warnings"}``: ``layouts`` as given with string keys, ``gpus``
+one entry per declared GPU (see the nvidia_mig module's RETURN), ``warnings`` the
+notes for the user. Every GPU is planned before any changes. A refusal or a
+failure raises MigError, whose ``result`` says what was done up to then; an
+SmiError while reading the GPUs before the plan propagates (nothing was changed).
 
 A MIG mode change the driver leaves pending is followed, with ``reset``, by
 ``nvidia-smi -i N -r`` on that GPU alone, and the instances are created in the
 same run once the mode applied. Whether the host can reset the GPU (a sysfs
-``reset`` file, no ``nvidia_drm`` users) is decided while planning, so that no GPU
-loses instances to a reset that cannot run. A failed reset is retried once,
-unless the reason is permanent (``Not Supported``, or compute processes).
+``reset`` file, no ``nvidia_drm`` users) is decided while planning: with
+``require_applied`` the run then fails before anything is destroyed; without it
+the mode change is still made, for a reboot to apply, and the GPU reports
+``reboot_required``. A failed reset is retried once, after RESET_RETRY_DELAY
+seconds, unless the reason is permanent (``Not Supported``, or compute processes).
 
 Standard library only. Inside Ansible the relative imports resolve in the
 collection's module_utils package. A script outside Ansible loads this file by
