@@ -11,7 +11,8 @@ table, a missing legend, N/A cells and output cut short.
 Public contract (other code and a conformance suite call these as written):
 ``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``,
 ``parse_gpu_instance_placements`` (``mig -lgipp``), ``parse_gpu_instances`` (``mig -lgi``),
-``parse_query_csv`` (``--query-gpu=... --format=csv``: one dict per row, keyed by
+``parse_compute_instances`` (``mig -lci``), ``parse_compute_instance_profiles``
+(``mig -lcip``), ``parse_query_csv`` (``--query-gpu=... --format=csv``: one dict per row, keyed by
 the header's field names without their `` [unit]``) and
 ``parse_mig_command_output`` (``mig -cgi``, ``-cci`` and ``-cgi ... -C``: the GPU
 and compute instances created and the error lines printed).
@@ -25,8 +26,10 @@ import csv
 import re
 from xml.etree import ElementTree
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import try_parse_cpulist
-from ansible_collections.gpuops.hardening.plugins.module_utils.pci_bus_id import sysfs_bus_id
+# Relative imports: they work inside Ansible and where a script loads these files by path
+# as a package of their own (see mig_converge).
+from .cpulist import try_parse_cpulist
+from .pci_bus_id import sysfs_bus_id
 
 # --------------------------------------------------------------------------
 # nvidia-smi topo -m
@@ -528,6 +531,45 @@ def parse_gpu_instances(text):
                 "id": int(match.group(4)), "start": int(match.group(5)), "size": int(match.group(6)),
             })
     return instances
+
+
+# "|   0      1       MIG 1c.3g.40gb       0         2          2:1     |" (mig -lci).
+_LCI_ROW = re.compile(r"^(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s*:\s*(\d+)$")
+# "|   0      1       MIG 3g.40gb          2*     0/1           42 ..." (mig -lcip; * marks the default).
+_LCIP_ROW = re.compile(r"^(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)(\*?)\s+(\d+)\s*/\s*(\d+)(?:\s|$)")
+
+
+def parse_compute_instances(text):
+    """Parse ``nvidia-smi mig -lci``: one item per compute instance, with ``gpu``,
+    ``gpu_instance``, ``profile`` (without the ``MIG`` prefix), ``profile_id``, ``id``,
+    ``start`` and ``size`` (its compute slices). Other lines, such as ``No compute
+    instances found``, are ignored."""
+    instances = []
+    for raw in _lines(text):
+        match = _LCI_ROW.match(raw.strip().strip("|").strip())
+        if match:
+            instances.append({
+                "gpu": int(match.group(1)), "gpu_instance": int(match.group(2)), "profile": match.group(3),
+                "profile_id": int(match.group(4)), "id": int(match.group(5)), "start": int(match.group(6)),
+                "size": int(match.group(7)),
+            })
+    return instances
+
+
+def parse_compute_instance_profiles(text):
+    """Parse ``nvidia-smi mig -lcip``: one item per GPU instance and compute-instance
+    profile it offers, with ``gpu``, ``gpu_instance``, ``profile`` (without ``MIG``),
+    ``profile_id``, ``default`` (the ``*`` mark), ``free`` and ``total``."""
+    profiles = []
+    for raw in _lines(text):
+        match = _LCIP_ROW.match(raw.strip().strip("|").strip())
+        if match:
+            profiles.append({
+                "gpu": int(match.group(1)), "gpu_instance": int(match.group(2)), "profile": match.group(3),
+                "profile_id": int(match.group(4)), "default": match.group(5) == "*",
+                "free": int(match.group(6)), "total": int(match.group(7)),
+            })
+    return profiles
 
 
 def pci_bus_id_to_sysfs(bus_id):

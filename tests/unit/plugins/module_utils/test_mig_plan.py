@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The MIG planner on the emulator's A100 and H100 tables (read through the emulated
-nvidia-smi mig -lgip / -lgipp) and on a real H100 PCIe's -lgip and -lgipp captures."""
+"""The MIG planner on the emulator's A100 and H100 tables (fixtures a100_80gb and h100 of
+conftest.py, read through the emulated nvidia-smi mig -lgip / -lgipp) and on a real H100 PCIe's -lgip and -lgipp captures."""
 
 from __future__ import annotations
 
@@ -10,36 +10,9 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_smi
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_plan import LayoutError, gpu_profiles, plan
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit import real_captures
-from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig
 
 SLICES = 8
-
-
-def _emulated_profiles(tmp_path, profile):
-    state = api.new_state(profile)
-    enable_mig(state)
-    path = str(tmp_path / "state.json")
-    api.write_state(state, path)
-    listings = []
-    for action in ("-lgip", "-lgipp"):
-        rc, out, err = api.run("nvidia-smi", ["mig", "-i", "0", action], path)
-        assert rc == 0, err
-        listings.append(out)
-    return gpu_profiles(nvidia_smi.parse_gpu_instance_profiles(listings[0]),
-                        nvidia_smi.parse_gpu_instance_placements(listings[1]), 0)
-
-
-@pytest.fixture
-def a100_80gb(tmp_path):
-    """The table of an emulated a100_8x_mig node's A100-SXM4-80GB."""
-    return _emulated_profiles(tmp_path, "a100_8x_mig")
-
-
-@pytest.fixture
-def h100(tmp_path):
-    return _emulated_profiles(tmp_path, "dgx_h100")
 
 
 @pytest.fixture
@@ -75,7 +48,7 @@ def _counts(result):
 
 
 def test_placements_parse_from_the_real_capture(h100_real):
-    assert h100_real["1g.10gb"] == {"id": 19, "size": 1, "starts": [0, 1, 2, 3, 4, 5, 6], "max": 7}
+    assert h100_real["1g.10gb"] == {"id": 19, "size": 1, "starts": [0, 1, 2, 3, 4, 5, 6], "max": 7, "slices": 1}
     assert h100_real["3g.40gb"]["starts"] == [0, 4] and h100_real["7g.80gb"]["size"] == 8
 
 
@@ -115,7 +88,8 @@ def test_a_kept_instance_moves_when_only_another_start_leaves_room(h100):
     current = [_instance(2, "3g.40gb", 0)]
     result = plan(h100, current, {"3g.40gb": 1, "1g.10gb": 4})
     assert result["keep"] == [] and result["destroy"] == current
-    assert {"profile": "3g.40gb", "profile_id": 9, "start": 4} in result["create"]
+    assert {"profile": "3g.40gb", "profile_id": 9, "start": 4,
+            "compute_instances": [{"profile": "3g.40gb", "profile_id": 2}]} in result["create"]
     _fits(h100, result, current)
 
 
