@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Times the host roles against the floor on the bench lab and writes a table.
+"""Times the host roles and MIG changes against the floor on the bench lab and writes a table.
 
 Usage: python scripts/bench.py INVENTORY NODES OUTPUT_DIR
 
@@ -21,6 +21,9 @@ import statistics
 import subprocess
 import sys
 import time
+
+import bench_mig
+from bench_lab import PREFIX as BENCH_PREFIX
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPEATS = 3
@@ -65,10 +68,12 @@ def main(argv):
     noop, noop_changed = median_run(inventory, HOST_ROLES)
     ratio = noop / floor
     rows = [
-        ("floor: gather_facts (min) + ping", floor, "-", 1.0),
-        ("first converge: site.yml --tags sysctl,thp,memlock", first, first_changed, first / floor),
-        ("no-op re-converge: the same", noop, noop_changed, ratio),
+        ("floor: gather_facts (min) + ping", floor, "-", 1.0, "-", "-"),
+        ("first converge: site.yml --tags sysctl,thp,memlock", first, first_changed, first / floor, "-", "-"),
+        ("no-op re-converge: the same", noop, noop_changed, ratio, "-", "-"),
     ]
+    mig_rows, mig_failures = bench_mig.measure(run_playbook, median_run, inventory, "%s-1" % BENCH_PREFIX, floor, REPO_ROOT)
+    rows += mig_rows
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Host roles benchmark",
@@ -76,12 +81,14 @@ def main(argv):
         "%s; %d lab nodes (docker connection, pipelining on, 16 forks); median of %d runs for the floor and the no-op."
         % (stamp, nodes, REPEATS),
         "",
-        "| run | seconds | changed | × floor |",
-        "|---|---:|---:|---:|",
+        "| run | seconds | changed | × floor | GPUs reset | MIG instances destroyed |",
+        "|---|---:|---:|---:|---|---|",
     ]
-    lines += ["| %s | %.2f | %s | %.2f |" % row for row in rows]
+    lines += ["| %s | %.2f | %s | %.2f | %s | %s |" % row for row in rows]
     verdict = "within" if ratio <= TARGET_RATIO else "OVER"
-    lines += ["", "No-op re-converge / floor = **%.2f×** (%s the %.1f× target)." % (ratio, verdict, TARGET_RATIO), ""]
+    lines += ["", "No-op re-converge / floor = **%.2f×** (%s the %.1f× target)." % (ratio, verdict, TARGET_RATIO)]
+    lines += ["", "MIG: " + ("; ".join(mig_failures) if mig_failures else
+                             "each change reset and destroyed only what differed on the GPU it was for."), ""]
     table = "\n".join(lines)
     print(table)
     os.makedirs(output_dir, exist_ok=True)
@@ -92,6 +99,8 @@ def main(argv):
         handle.write(json.dumps(record, sort_keys=True) + "\n")
     if noop_changed:
         raise SystemExit("the no-op re-converge changed %d items: the roles are not idempotent" % noop_changed)
+    if mig_failures:
+        raise SystemExit("MIG: " + "; ".join(mig_failures))
     return 0
 
 

@@ -48,6 +48,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import signal
 import time
 
 from . import nvidia_smi
@@ -58,6 +60,9 @@ IN_USE = "In use by another client"
 NOT_SUPPORTED = "Not Supported"
 # Seconds before the one retry of a failed reset: a monitor polling the GPU lets go quickly.
 RESET_RETRY_DELAY = 2
+# With force, seconds a compute process in the way has after SIGTERM, and then after SIGKILL.
+END_GRACE_SECONDS = 10
+KILL_GRACE_SECONDS = 5
 NOT_A_COMPUTE_PROCESS = ("a client that is not a compute process, such as DCGM (nvidia-dcgm, dcgm-exporter), nvsm or "
                          "nvidia_drm; add its service to gpu_clients or stop it")
 
@@ -82,10 +87,13 @@ def plan_text(entry):
     """The plan of one GPU, for --diff."""
     mode = entry["mode_change"] and "-> " + entry["mode_change"] or ("Enabled" if entry["mig_enabled"] else "Disabled")
     lines = ["mode: %s" % mode]
+    lines.extend("end pid %s (%s), with force" % (p["pid"], p["name"]) for p in entry["end_processes"])
     lines.extend("keep %s (GPU instance %d at %d)" % (i["profile"], i["id"], i["start"]) for i in entry["keep"])
     lines.extend("destroy %s (GPU instance %d at %d)" % (i["profile"], i["id"], i["start"]) for i in entry["destroy"])
     lines.extend("create %s at %d (%s)" % (c["profile"], c["start"], ", ".join(ci["profile"] for ci in c["compute_instances"]))
                  for c in entry["create"])
+    if entry["deferred"]:
+        lines.append("instances: planned and checked once MIG mode is on (the GPU lists its profiles only then)")
     if entry["reset"]:
         lines.append("reset GPU %d (nvidia-smi -i %d -r) once its mode change is pending" % (entry["index"], entry["index"]))
     elif entry["reboot_reason"]:
@@ -96,6 +104,8 @@ def plan_text(entry):
 def apply_gpu(smi, layout, entry):
     """Destroy, change the mode, reset, create: one GPU, as planned. Raises SmiError."""
     was_enabled = entry["mig_enabled"]
+    if entry["end_processes"]:
+        _end_processes(smi, entry)
     _destroy(smi, entry)
     if entry["mode_change"]:
         smi.call(["-i", str(entry["index"]), "-mig", "1" if entry["mode_change"] == "Enabled" else "0"])
@@ -131,6 +141,26 @@ def _replan(smi, layout, entry):
     entry.update(keep=steps["keep"], create=steps["create"])
     entry["destroy"] = steps["destroy"]
     _destroy(smi, entry)
+
+
+def _end_processes(smi, entry, kill=os.kill):
+    """force: SIGTERM the compute processes in the way, SIGKILL those still listed after
+    END_GRACE_SECONDS; SmiError naming any that outlives both."""
+    left = set(p["pid"] for p in entry["end_processes"])
+    for sig, grace in ((signal.SIGTERM, END_GRACE_SECONDS), (signal.SIGKILL, KILL_GRACE_SECONDS)):
+        for pid in sorted(left):
+            try:
+                kill(int(pid), sig)
+            except OSError:
+                pass  # already gone, or not ours to signal: the listing below decides
+        deadline = time.time() + grace
+        while left and time.time() < deadline:
+            time.sleep(0.2)
+            left &= set(p["pid"] for p in _processes_on(smi, entry["index"]))
+        if not left:
+            return
+    raise SmiError("GPU %d: force could not end %s; nothing was changed on it" % (
+        entry["index"], ", ".join("pid %s" % pid for pid in sorted(left))))
 
 
 def _processes_on(smi, index, gpu_instance=None):
@@ -345,6 +375,21 @@ def _finish(result, applied, check_mode=False):
                 result["warnings"].append(note)
     result["reboot_required"] = any(e["reboot_required"] for e in result["gpus"])
     result["applied"] = applied and not any(e["pending"] or e["reboot_required"] for e in result["gpus"])
+    for entry in result["gpus"]:
+        entry["summary"] = _summary(entry, result["layouts"][str(entry["index"])], check_mode, result["applied"])
+
+
+def _summary(entry, layout, check_mode, applied):
+    """One line for people: the declared layout, and where the GPU stands."""
+    devices = ", ".join("%s x%d" % (name, count) for name, count in sorted(layout["mig_devices"].items()) if count)
+    declared = "MIG on, %s" % (devices or "no instances") if layout["mig_enabled"] else "MIG off"
+    if entry["pending"] or entry["reboot_required"]:
+        status = "waits for a reboot: %s" % entry["reboot_reason"] if entry["reboot_required"] else "waits for a reset"
+    elif check_mode:
+        status = "would change" if entry["changed"] else "in place"
+    else:
+        status = "in place" if applied or not entry["changed"] else "not reached"
+    return "%s; %s" % (declared, status)
 
 
 def _stop_clients(clients, result):

@@ -52,20 +52,52 @@ def _check_entry(where, entry):
                              % (where, entry.get("device-filter")))
     if not isinstance(entry["mig-enabled"], bool):
         raise MigPartedError("%s.mig-enabled: got %r; allowed: true or false" % (where, entry["mig-enabled"]))
+    check_mig_devices(where, entry["mig-enabled"], entry.get("mig-devices"), "mig-devices", "mig-enabled")
     mig_devices = entry.get("mig-devices")
-    if entry["mig-enabled"] and mig_devices is None:
-        raise MigPartedError("%s: mig-devices is required when mig-enabled is true ({} for no instances)" % where)
-    if not entry["mig-enabled"] and mig_devices:
-        raise MigPartedError("%s: mig-devices must be empty when mig-enabled is false" % where)
-    if mig_devices is not None and not isinstance(mig_devices, dict):
-        raise MigPartedError("%s.mig-devices: must map profiles to counts" % where)
-    for profile, count in sorted((mig_devices or {}).items()):
-        if not _PROFILE.match(str(profile)):
-            raise MigPartedError("%s.mig-devices: %r is not a MIG profile name such as 1g.10gb or 1c.3g.40gb" % (where, profile))
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise MigPartedError("%s.mig-devices.%s: got %r; allowed: a count of 0 or more" % (where, profile, count))
     return {"devices": devices, "device_filter": [_device_id(f) for f in filters if f],
             "mig_enabled": entry["mig-enabled"], "mig_devices": dict(mig_devices or {})}
+
+
+def check_mig_devices(where, enabled, mig_devices, devices_name="mig-devices", enabled_name="mig-enabled"):
+    """Raise MigPartedError unless mig_devices suits the MIG mode: profile names to counts,
+    required ({} allowed) when MIG is on and empty when it is off, as mig-parted rules."""
+    if enabled and mig_devices is None:
+        raise MigPartedError("%s: %s is required when %s is true ({} for no instances)" % (where, devices_name, enabled_name))
+    if not enabled and mig_devices:
+        raise MigPartedError("%s: %s must be empty when %s is false" % (where, devices_name, enabled_name))
+    if mig_devices is not None and not isinstance(mig_devices, dict):
+        raise MigPartedError("%s.%s: must map profiles to counts" % (where, devices_name))
+    for profile, count in sorted((mig_devices or {}).items(), key=lambda item: str(item[0])):
+        if not _PROFILE.match(str(profile)):
+            raise MigPartedError("%s.%s: %r is not a MIG profile name such as 1g.10gb or 1c.3g.40gb"
+                                 % (where, devices_name, profile))
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise MigPartedError("%s.%s.%s: got %r; allowed: a count of 0 or more" % (where, devices_name, profile, count))
+
+
+def check_layouts(layouts, where="layouts"):
+    """{gpu index: {"mig_enabled", "mig_devices"}} from declared layouts keyed by GPU index
+    (an integer or its digits); raises MigPartedError naming the first bad entry."""
+    if not isinstance(layouts, dict):
+        raise MigPartedError("%s: got %r; allowed: a GPU index to {mig_enabled, mig_devices}" % (where, layouts))
+    checked = {}
+    for key, layout in sorted(layouts.items(), key=lambda item: str(item[0])):
+        name = "%s.%s" % (where, key)
+        if isinstance(key, bool) or not (isinstance(key, int) and key >= 0 or str(key).isdigit()):
+            raise MigPartedError("%s: %r is not a GPU index (0, 1, ...)" % (where, key))
+        if not isinstance(layout, dict) or not isinstance(layout.get("mig_enabled"), bool):
+            raise MigPartedError("%s: got %r; allowed: {mig_enabled: true|false, mig_devices: {profile: count}}" % (name, layout))
+        unexpected = sorted(set(layout) - set(("mig_enabled", "mig_devices")))
+        if unexpected:
+            raise MigPartedError("%s: unexpected field %s; allowed: mig_enabled, mig_devices" % (name, ", ".join(unexpected)))
+        devices = layout.get("mig_devices")
+        # An omitted mig_devices is no instances, for either mode.
+        check_mig_devices(name, layout["mig_enabled"], {} if devices is None and layout["mig_enabled"] else devices,
+                          "mig_devices", "mig_enabled")
+        if int(key) in checked:
+            raise MigPartedError("%s: GPU %s is declared twice" % (where, key))
+        checked[int(key)] = {"mig_enabled": layout["mig_enabled"], "mig_devices": dict(devices or {})}
+    return checked
 
 
 def load_config(document, name):

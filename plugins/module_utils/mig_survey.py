@@ -93,7 +93,8 @@ def _describe(gpu):
 def _new_entry(gpu):
     return {"index": int(gpu["index"]), "uuid": gpu["uuid"], "mig_enabled": gpu["mig.mode.current"] == "Enabled",
             "pending": False, "reset_required": False, "reboot_required": False, "reboot_reason": None,
-            "mode_change": None, "reset": False, "keep": [], "destroy": [], "create": [], "changed": False}
+            "mode_change": None, "reset": False, "keep": [], "destroy": [], "create": [], "deferred": False,
+            "end_processes": [], "changed": False}
 
 
 def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, reset=True, root="/"):
@@ -113,15 +114,17 @@ def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, res
         entry.update(reset=blocker is None, reboot_reason=blocker)
     if layout["mig_enabled"]:
         if index not in tables:
-            return entry, ["%s: its MIG profiles cannot be listed before MIG mode is on, and no GPU of its model has "
-                           "MIG on; enable MIG first, then declare the instances" % _describe(gpu)] if layout["mig_devices"] else []
-        try:
-            steps = plan(tables[index], instances.get(index, []), layout["mig_devices"], offers.get(index))
-        except LayoutError as error:
-            return entry, ["%s: %s" % (_describe(gpu), error)]
-        # After a planned reset the instances follow in this run, so the plan shows them.
-        if current == "Enabled" or entry["reset"]:
-            entry.update(keep=steps["keep"], destroy=steps["destroy"], create=steps["create"])
+            # A GPU lists its MIG profiles only once MIG mode is on, and no GPU of its model has it on:
+            # the instances are planned, and checked, right after the mode applies.
+            entry["deferred"] = bool(layout["mig_devices"])
+        else:
+            try:
+                steps = plan(tables[index], instances.get(index, []), layout["mig_devices"], offers.get(index))
+            except LayoutError as error:
+                return entry, ["%s: %s" % (_describe(gpu), error)]
+            # After a planned reset the instances follow in this run, so the plan shows them.
+            if current == "Enabled" or entry["reset"]:
+                entry.update(keep=steps["keep"], destroy=steps["destroy"], create=steps["create"])
     elif current == "Enabled":
         entry["destroy"] = list(instances.get(index, []))
     going = set(instance["id"] for instance in entry["destroy"])
@@ -131,6 +134,8 @@ def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, res
     if busy and not force:
         errors.append("%s: compute processes run where this change would destroy instances or reset the GPU: %s; "
                       "stop them or set force" % (_describe(gpu), describe_processes(busy)))
+    # force ends them first: the driver refuses to destroy or reset under a compute process.
+    entry["end_processes"] = [{"pid": p["pid"], "name": p["name"]} for p in busy] if force else []
     entry["changed"] = bool(entry["mode_change"] or entry["destroy"] or entry["create"] or entry["reset"])
     return entry, errors
 

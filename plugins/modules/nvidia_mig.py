@@ -27,7 +27,11 @@ description:
     (same profile and same compute instances), with its UUID and its work, wherever the placements let the rest
     fit, and destroys only the others.
   - Never destroys a GPU instance, turns MIG off or resets a GPU while compute processes run there; it lists them.
-    O(force) overrides this.
+    With O(force) it ends them first (SIGTERM, then SIGKILL after ten seconds), as the driver refuses to destroy or
+    reset under a compute process.
+  - A GPU lists its MIG profiles only once its MIG mode is on. Where no GPU of its model has MIG on yet, its
+    instances are planned and checked right after its mode applies, in the same run; before that only the form of
+    the profile names is checked.
   - A MIG mode change that the driver leaves pending is followed, with O(reset), by a reset of that GPU alone
     (C(nvidia-smi -i N -r)) while the O(gpu_clients) are stopped; once the mode applied, the instances are created
     in the same run. Where the host cannot reset the GPU (its PCI function has no sysfs C(reset), or C(nvidia_drm)
@@ -55,7 +59,9 @@ options:
     description: The config of O(mig_parted_config) to apply.
     type: str
   force:
-    description: Destroy instances, turn MIG off and reset GPUs even while compute processes run there.
+    description:
+      - Destroy instances, turn MIG off and reset GPUs even while compute processes run there, ending those
+        processes first (SIGTERM, then SIGKILL).
     type: bool
     default: false
   reset:
@@ -141,6 +147,16 @@ gpus:
     reset:
       description: A reset of the GPU is planned (check mode) or was run, its mode change being pending.
       type: bool
+    deferred:
+      description: The instances are planned once the MIG mode is on, the GPU listing its profiles only then.
+      type: bool
+    end_processes:
+      description: With O(force), the compute processes (C(pid), C(name)) ended before the change.
+      type: list
+      elements: dict
+    summary:
+      description: One line for people, such as C(MIG on, 1g.10gb x7; in place) or C(MIG on, ...; waits for a reboot).
+      type: str
     keep:
       description: The GPU instances kept, with their compute instances.
       type: list
@@ -169,6 +185,12 @@ layouts:
   returned: always
   type: dict
   sample: {"0": {"mig_enabled": true, "mig_devices": {"1c.3g.40gb": 3}}}
+gpu_clients:
+  description: The services this call stops around disruptive changes when they run (O(gpu_clients) without
+    nvidia-persistenced and nvidia-fabricmanager); the boot-time MIG service orders itself before them.
+  returned: always
+  type: list
+  elements: str
 clients_stopped:
   description: The GPU client services this call stopped, and started again.
   returned: always
@@ -190,7 +212,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import ClientError, MigError, SmiError, converge
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import plan_text
-from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, desired_layouts, load_config
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, check_layouts, desired_layouts, load_config
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_survey import read_gpus
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
@@ -259,18 +281,10 @@ def declared_layouts(module, gpus):
         except MigPartedError as error:
             module.fail_json(msg="mig_parted_config: %s; nothing was changed" % error)
         return desired_layouts(entries, [{"index": int(g["index"]), "pci_device_id": g["pci.device_id"]} for g in gpus])
-    layouts = {}
-    for key, layout in sorted((params["layouts"] or {}).items()):
-        where = "layouts.%s" % key
-        if not str(key).isdigit() or not isinstance(layout, dict) or not isinstance(layout.get("mig_enabled"), bool):
-            module.fail_json(msg="%s: got %r; allowed: a GPU index to {mig_enabled: true|false, mig_devices: {...}}"
-                             % (where, layout))
-        devices = layout.get("mig_devices") or {}
-        if not isinstance(devices, dict) or (devices and not layout["mig_enabled"]):
-            module.fail_json(msg="%s.mig_devices: got %r; allowed: profile counts, and none when mig_enabled is false"
-                             % (where, layout.get("mig_devices")))
-        layouts[int(key)] = {"mig_enabled": layout["mig_enabled"], "mig_devices": dict(devices)}
-    return layouts
+    try:
+        return check_layouts(params["layouts"] or {})
+    except MigPartedError as error:
+        module.fail_json(msg="%s; nothing was changed" % error)
 
 
 def main():
@@ -289,25 +303,26 @@ def main():
                            required_one_of=[("layouts", "mig_parted_config")],
                            required_together=[("mig_parted_config", "mig_parted_name")])
     params = module.params
+    clients = SystemdClients(module, params["gpu_clients"])
     smi = Smi(module)
     if not smi.path:
         module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=False, gpus=[])
     try:
         layouts = declared_layouts(module, read_gpus(smi))
         result = converge(smi, layouts, force=params["force"], reset=params["reset"], check_mode=module.check_mode,
-                          clients=SystemdClients(module, params["gpu_clients"]), root=params["root"],
-                          require_applied=params["require_applied"])
+                          clients=clients, root=params["root"], require_applied=params["require_applied"])
     except SmiError as error:
         module.fail_json(msg="nothing was changed: %s" % error, changed=False, gpus=[])
     except MigError as error:
-        _report(module, error.result)
+        _report(module, error.result, clients)
         module.fail_json(msg=str(error), **error.result)
-    _report(module, result)
+    _report(module, result, clients)
     module.exit_json(**result)
 
 
-def _report(module, result):
-    """Warnings to Ansible, and each changed GPU's plan as --diff."""
+def _report(module, result, clients):
+    """Warnings to Ansible, the clients this call would stop, and each changed GPU's plan as --diff."""
+    result["gpu_clients"] = list(clients.units)
     for warning in result.pop("warnings", []):
         module.warn(warning)
     if module._diff:

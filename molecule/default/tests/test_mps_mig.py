@@ -21,9 +21,10 @@ def _state(host):
 
 
 def _set_mig(host, mode):
-    # The emulator applies a MIG mode change at the next (emulated) reboot, as a VM's driver does.
+    # This node's driver applies a MIG mode change at a GPU reset; resetting GPU 0
+    # alone leaves the MIG layout of the node's other GPUs as it is.
     host.check_output("nvidia-smi -i 0 -mig %s", str(mode))
-    host.check_output("cd /opt/gpuemu && python3 -m gpuemu reboot")
+    host.check_output("nvidia-smi -i 0 -r")
 
 
 def test_mps_on_a_mig_gpu_is_refused_unless_allowed(host):

@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     memlock,
+    mig,
     mps,
     numa_binding,
     persistenced,
@@ -26,6 +27,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 
 RULES = {
     "memlock": memlock,
+    "mig": mig,
     "mps": mps,
     "numa_binding": numa_binding,
     "persistenced": persistenced,

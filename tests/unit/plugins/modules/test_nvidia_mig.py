@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
+
 import pytest
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
@@ -57,6 +60,31 @@ def test_an_instance_with_work_on_it_is_not_destroyed_unless_forced(mig_node):
     forced = run_mig(layouts=mig_layouts(g0={"1g.10gb": 7}), force=True)
     assert not forced["failed"], forced["msg"]
     assert [i[1] for i in node.instances(0)] == ["1g.10gb"] * 7
+
+
+def test_force_ends_the_work_in_the_way_and_the_change_goes_through(mig_node):
+    node = mig_node()
+    assert not run_mig(layouts=mig_layouts(g0=LAYOUT))["failed"]
+    three_g = next(line.split("UUID: ")[1].rstrip(")") for line in node.smi("-L").splitlines() if "MIG 3g.40gb" in line)
+    app = subprocess.Popen(api.command("cuda-app", ["--seconds", "120"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=api.environment(node.path, {"CUDA_VISIBLE_DEVICES": three_g}))
+    try:
+        for _attempt in range(100):
+            if any(p["pid"] == app.pid for p in api.read_state(node.path)["processes"]):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the CUDA application did not start: %r" % (app.communicate(timeout=5),))
+        refused = run_mig(layouts=mig_layouts(g0={"1g.10gb": 7}))
+        assert refused["failed"] and "pid %d (gpuemu-cuda-app" % app.pid in refused["msg"]
+        forced = run_mig(layouts=mig_layouts(g0={"1g.10gb": 7}), force=True)
+        assert not forced["failed"], forced["msg"]
+        assert forced["gpus"][0]["end_processes"] == [{"pid": app.pid, "name": "gpuemu-cuda-app"}]
+        assert app.wait(timeout=10) is not None
+        assert [i[1] for i in node.instances(0)] == ["1g.10gb"] * 7
+    finally:
+        if app.poll() is None:
+            app.kill()
 
 
 @pytest.mark.parametrize("devices, fragments", [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.gpuops.hardening.plugins.module_utils import mig_converge
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import LAYOUT, mig_layouts, run_mig
 
@@ -130,7 +131,9 @@ def test_a_hidden_holder_that_keeps_the_reset_from_running_is_named(mig_node):
     assert result["reboot_required"] and result["gpus"][0]["reboot_required"] and len(node.ran("-r")) == 2
 
 
-def test_compute_processes_keep_a_reset_from_running_and_are_listed(mig_node):
+def test_compute_processes_keep_a_reset_from_running_and_are_listed(mig_node, monkeypatch):
+    monkeypatch.setattr(mig_converge, "END_GRACE_SECONDS", 0.3)
+    monkeypatch.setattr(mig_converge, "KILL_GRACE_SECONDS", 0.3)
     node = mig_node(mig_gpus=(0,))
 
     def add(state):
@@ -139,9 +142,10 @@ def test_compute_processes_keep_a_reset_from_running_and_are_listed(mig_node):
     refused = run_mig(layouts=mig_layouts(g2=LAYOUT))
     assert refused["failed"] and refused["msg"].startswith("nothing was changed") and "pid 4242" in refused["msg"]
     assert not node.ran("-mig")
+    # A process force cannot end (this one is only a row in the state) stops the change before it starts.
     forced = run_mig(layouts=mig_layouts(g2=LAYOUT), force=True)
-    assert forced["failed"] and "the reset failed: compute processes run on it: pid 4242 (python3" in forced["msg"]
-    assert len(node.ran("-r")) == 1
+    assert forced["failed"] and forced["msg"] == "GPU 2: force could not end pid 4242; nothing was changed on it"
+    assert not node.ran("-r") and not node.ran("-mig")
 
 
 def test_check_mode_shows_the_reset_and_returns_the_layouts(mig_node):

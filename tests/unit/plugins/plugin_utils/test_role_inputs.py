@@ -41,7 +41,7 @@ def _inputs(given, role):
 
 
 def test_every_role_with_an_argument_spec_is_found():
-    assert {"validate", "sysctl", "thp", "memlock", "numa_binding", "persistenced", "mps"} <= set(ROLES)
+    assert {"validate", "sysctl", "thp", "memlock", "numa_binding", "persistenced", "mps", "mig"} <= set(ROLES)
 
 
 @pytest.mark.parametrize("name", sorted(ROLES))
@@ -195,6 +195,27 @@ BAD_INPUTS = [
     ({"mps_timeout": 0}, ["mps_timeout", "got 0", "from 1 to 600"]),
     ({"mps_state": "running"}, ["mps_state", "running", "present, absent"]),
     ({"mps_allow_mig": "perhaps"}, ["mps_allow_mig", "perhaps", "bool"]),
+    ({"mig_state": "on"}, ["mig_state", "on", "present, absent"]),
+    ({"mig_state": "present"}, ["mig role", "mig_layouts", "got {}", "mig_parted_file and mig_parted_config"]),
+    ({"mig_layouts": {"0": {"mig_enabled": True}}, "mig_parted_file": "/etc/mig.yaml", "mig_parted_config": "a"},
+     ["mig_parted_file", '"/etc/mig.yaml"', "empty when mig_layouts is set"]),
+    ({"mig_parted_file": "/etc/mig.yaml"}, ["mig_parted_config", 'got ""', "set together with mig_parted_file"]),
+    ({"mig_parted_config": "all-1g.10gb"}, ["mig_parted_file", 'got ""', "set together with mig_parted_config"]),
+    ({"mig_layouts": {"gpu0": {"mig_enabled": True}}}, ["mig_layouts", "'gpu0' is not a GPU index"]),
+    ({"mig_layouts": {"0": {"mig_devices": {}}}}, ["mig_layouts.0", "mig_enabled: true|false"]),
+    ({"mig_layouts": {"0": {"mig_enabled": "yes"}}}, ["mig_layouts.0", "mig_enabled: true|false"]),
+    ({"mig_layouts": {"0": {"mig_enabled": True, "devices": {}}}}, ["mig_layouts.0", "unexpected field devices"]),
+    ({"mig_layouts": {"0": {"mig_enabled": False, "mig_devices": {"1g.10gb": 1}}}},
+     ["mig_layouts.0", "mig_devices must be empty when mig_enabled is false"]),
+    ({"mig_layouts": {"0": {"mig_enabled": True, "mig_devices": {"big": 1}}}},
+     ["mig_layouts.0.mig_devices", "'big' is not a MIG profile name"]),
+    ({"mig_layouts": {"0": {"mig_enabled": True, "mig_devices": {"1g.10gb": -1}}}},
+     ["mig_layouts.0.mig_devices.1g.10gb", "got -1", "a count of 0 or more"]),
+    ({"mig_layouts": {"0": {"mig_enabled": True}, 0: {"mig_enabled": False}}}, ["mig_layouts", "GPU 0 is declared twice"]),
+    ({"mig_gpu_clients": ["dcgm"]}, ["mig_gpu_clients", '"dcgm"', "systemd service names"]),
+    ({"mig_timeout": 0}, ["mig_timeout", "got 0", "from 1 to 600"]),
+    ({"mig_boot_timeout": 7200}, ["mig_boot_timeout", "got 7200", "from 1 to 3600"]),
+    ({"mig_force": "maybe"}, ["mig_force", "maybe", "bool"]),
 ]
 
 
@@ -233,6 +254,19 @@ def test_a_bad_profile_is_reported_once_and_profile_values_are_not_guessed():
 def test_good_mps_inputs_pass_unchanged(given):
     inputs = _inputs(dict(given, mps_state="present"), "mps")
     assert all(inputs[name] == value for name, value in given.items())
+
+
+@pytest.mark.parametrize("given, layouts", [
+    ({"mig_layouts": {0: {"mig_enabled": True, "mig_devices": {"3g.40gb": 1, "1c.3g.40gb": 2}}, "1": {"mig_enabled": False}}},
+     {"0": {"mig_enabled": True, "mig_devices": {"3g.40gb": 1, "1c.3g.40gb": 2}},
+      "1": {"mig_enabled": False, "mig_devices": {}}}),
+    ({"mig_layouts": {"2": {"mig_enabled": True}}}, {"2": {"mig_enabled": True, "mig_devices": {}}}),
+    ({"mig_parted_file": "/srv/mig/config.yaml", "mig_parted_config": "all-1g.10gb"}, {}),
+])
+def test_good_mig_inputs_resolve_to_layouts_keyed_by_index_text(given, layouts):
+    inputs = _inputs(dict(given, mig_state="present"), "mig")
+    assert inputs["mig_layouts"] == layouts
+    assert inputs["mig_gpu_clients"] is None and inputs["mig_reset"] is True
 
 
 def test_mps_directories_that_are_the_same_are_reported_with_other_errors():
