@@ -31,6 +31,8 @@ MANAGED_PATHS = (
     "/etc/docker",
     "/etc/ansible/facts.d",
     "/usr/local/bin",
+    "/usr/local/libexec",
+    "/usr/local/lib/gpuops-hardening",
     "/etc/gpuops-hardening",
     "/etc/tmpfiles.d",
     "/etc/profile.d",
@@ -77,6 +79,19 @@ MPS_CASES = [
                  ["mps_pipe_directory", "/tmp/nvidia-mps", "outside /tmp"], id="mps_pipe_in_tmp"),
 ]
 
+# MIG on this training node (its H100s have MIG off): the layout's form on the
+# controller, the GPUs and the mig-parted config in the validation play.
+MIG_CASES = [
+    pytest.param({"mig_state": "present"}, ["mig_layouts", "mig_parted_file and mig_parted_config"], id="mig_nothing_declared"),
+    pytest.param({"mig_state": "present", "mig_layouts": {"0": {"mig_enabled": True, "mig_devices": {"1g.10gb": -1}}}},
+                 ["mig_layouts.0.mig_devices.1g.10gb", "got -1", "a count of 0 or more"], id="mig_negative_count"),
+    pytest.param({"mig_state": "present", "mig_layouts": {"9": {"mig_enabled": True}}},
+                 ["GPU 9 is not on this host", "nothing was changed"], id="mig_unknown_gpu"),
+    pytest.param({"mig_state": "present", "mig_parted_config": "all-2g.20gb",
+                  "mig_parted_file": os.path.join(REPO_ROOT, "molecule", "default", "files", "mig-parted-config.yaml")},
+                 ["no config 'all-2g.20gb'", "all-1g.10gb, all-disabled, lab-mixed"], id="mig_parted_unknown_config"),
+]
+
 PERSISTENCED_CASES = [
     pytest.param({"persistenced_timeout": 0}, ["persistenced_timeout", "got 0", "from 1 to 600"], id="persistenced_timeout_zero"),
 ]
@@ -108,11 +123,13 @@ def _assert_names(output, fragments):
 def _snapshot(host):
     paths = " ".join(MANAGED_PATHS)
     files = host.check_output("find %s -xdev -type f -exec sha256sum {} + 2>/dev/null | sort || true" % paths)
-    # The GPUs too: a refused MPS run must not have touched their compute modes.
-    return files, host.check_output("nvidia-smi --query-gpu=index,compute_mode --format=csv,noheader")
+    # The GPUs too: a refused MPS or MIG run must not have touched their compute or MIG modes.
+    return files, host.check_output("nvidia-smi --query-gpu=index,compute_mode,mig.mode.current,mig.mode.pending "
+                                    "--format=csv,noheader")
 
 
-@pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES + PERSISTENCED_CASES + MPS_CASES)
+@pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES + PERSISTENCED_CASES + MPS_CASES
+                         + MIG_CASES)
 def test_site_stops_in_its_validation_play(host, extra_vars, fragments):
     before = _snapshot(host)
     output = _run("playbooks/site.yml", extra_vars)
