@@ -58,10 +58,12 @@ def _by_gpu(events, kind):
 
 
 @pytest.fixture
-def declared_layout_back():
-    """Whatever a test changes, the node ends with its declared layout (and GPU 5 without MIG)."""
+def declared_layout_back(host):
+    """Whatever a test changes, the node ends with its declared layout (GPU 5 without MIG) and record."""
     yield
-    _converge(_layouts(g5={"mig_enabled": False}))
+    if mig_modes(host)[SPARE_GPU] != ("Disabled", "Disabled") or mig_devices(host)[SPARE_GPU]:
+        _converge(_layouts(g5={"mig_enabled": False}))
+    _converge()
 
 
 def test_the_declared_layout_is_in_place_and_other_gpus_are_untouched(host):
@@ -98,7 +100,7 @@ def test_a_change_to_one_gpu_keeps_every_other_instance(host, declared_layout_ba
 def _start_cuda_app(host, mig_uuid, seconds=300):
     """A CUDA application on one MIG device, as a transient unit; returns its pid."""
     host.check_output("systemd-run --unit=lab-cuda-app --setenv=CUDA_VISIBLE_DEVICES=%s "
-                      "/usr/bin/gpuemu-cuda-app --seconds %d", mig_uuid, seconds)
+                      "/usr/bin/gpuemu-cuda-app --seconds %s", mig_uuid, str(seconds))
     for _attempt in range(50):
         pids = [p["pid"] for p in emulator_state(host)["processes"] if p["name"].endswith("cuda-app")]
         if pids:
@@ -174,7 +176,7 @@ def test_a_reset_that_fails_names_the_cause_and_asks_for_a_reboot(host, fault, d
         assert [e for e in events_since(host, start) if e["event"] in ("gi_create", "gi_destroy")] == []
     finally:
         set_faults(host, reset_fail={}, nvidia_drm=None)
-        host.check_output("nvidia-smi -i %d -mig 0", SPARE_GPU)
+        host.check_output("nvidia-smi -i %s -mig 0", str(SPARE_GPU))
 
 
 @pytest.mark.parametrize("layout, expected", [
@@ -221,8 +223,8 @@ def test_after_a_reboot_the_boot_service_restores_the_layout(host):
             break
         time.sleep(1)
     assert emulator_state(host)["boot_count"] == boots + 1, "the emulated driver did not boot"
-    unit = host.run("systemctl show --property=ActiveState,Result --value gpuops-mig.service")
-    assert unit.stdout.split() == ["active", "success"], unit.stdout + host.run("journalctl -b -u gpuops-mig").stdout
+    unit = host.run("systemctl show --property=ActiveState --property=Result gpuops-mig.service")
+    assert sorted(unit.stdout.split()) == ["ActiveState=active", "Result=success"], unit.stdout + host.run("journalctl -b -u gpuops-mig").stdout
     done = int(host.check_output("systemctl show --property=ExecMainExitTimestampMonotonic --value gpuemu-boot.service"))
     began = int(host.check_output("systemctl show --property=ExecMainStartTimestampMonotonic --value gpuops-mig.service"))
     assert done <= began, "the layout was applied before the emulated driver booted"
