@@ -25,6 +25,8 @@ def _parser():
     reboot = commands.add_parser("reboot", help="apply what a host reboot does to the GPUs")
     reboot.add_argument("--state", default=None)
     reboot.add_argument("--boot", action="store_true", help="a node boot: recorded daemons, holders and processes are gone too")
+    reboot.add_argument("--root", default=None,
+                        help="with --boot, the node's root: its /dev gets the GPU device nodes again, as the driver makes them")
     fresh = commands.add_parser("new-state", help="write a fresh state file for a profile")
     fresh.add_argument("--profile", required=True)
     fresh.add_argument("--out", required=True)
@@ -50,6 +52,8 @@ def main(argv):
     elif args.command == "reboot":
         with state_file.editing(state_file.path_from_env(args.state)) as state:
             state_file.reboot(state, boot=args.boot)
+        if args.boot and args.root:
+            installer.device_nodes(args.root, state)
     elif args.command == "new-state":
         state_file.write(state_file.new(args.profile), args.out)
     else:

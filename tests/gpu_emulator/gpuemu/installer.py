@@ -61,6 +61,19 @@ def _device_node(path, minor):
     return True
 
 
+def device_nodes(root, state):
+    """/dev/nvidiactl and /dev/nvidiaN for the state's GPUs, as the driver creates them when it
+    loads; returns the paths made. A container's /dev is new at each start, so a boot makes them again."""
+    made = []
+    if _device_node(_under(root, "dev/nvidiactl"), CTL_MINOR):
+        made.append(_under(root, "dev/nvidiactl"))
+    for gpu in state["gpus"]:
+        path = _under(root, "dev/nvidia%d" % gpu["minor_number"])
+        if _device_node(path, gpu["minor_number"]):
+            made.append(path)
+    return made
+
+
 def _link(path, target):
     if os.path.islink(path) and os.readlink(path) == target:
         return False
@@ -144,12 +157,7 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
                                  state_default=state_default)
         if _write_if_changed(path, content, 0o755):
             changed.append(path)
-    if _device_node(_under(root, "dev/nvidiactl"), CTL_MINOR):
-        changed.append(_under(root, "dev/nvidiactl"))
-    for gpu in state["gpus"]:
-        path = _under(root, "dev/nvidia%d" % gpu["minor_number"])
-        if _device_node(path, gpu["minor_number"]):
-            changed.append(path)
+    changed += device_nodes(root, state)
     changed += _persistenced_unit(root, flavour)
     changed += _service_units(root, python or sys.executable, package_parent, state_path)
     return changed

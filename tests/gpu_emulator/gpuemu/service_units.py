@@ -54,14 +54,14 @@ WantedBy=sysinit.target
 """ % BOOT_BINARY
 
 BOOT_WRAPPER = """#!{python}
-# {binary}: gpuemu's node boot (`python3 -m gpuemu reboot --boot`), run by {unit}.
+# {binary}: gpuemu's node boot (`python3 -m gpuemu reboot --boot --root /`), run by {unit}.
 # Installed by `python3 -m gpuemu install`; see tests/gpu_emulator/README.md.
 import sys
 
 sys.path.insert(0, {package_parent!r})
 from gpuemu.__main__ import main
 
-sys.exit(main(["reboot", "--boot", "--state", {state_path!r}]))
+sys.exit(main(["reboot", "--boot", "--root", "/", "--state", {state_path!r}]))
 """
 
 

@@ -59,6 +59,19 @@ def test_the_boot_flag_of_the_command(make_state, tmp_path):
     assert [e["boot"] for e in api.events(path)] == [False, True]
 
 
+def test_a_boot_with_a_root_makes_the_device_nodes_again(make_state, tmp_path):
+    # A container's /dev starts empty at each start; the driver makes its nodes when it loads.
+    path = make_state("a100_8x_mig")
+    root = tmp_path / "node"
+    env = dict(os.environ, PYTHONPATH=api.PACKAGE_PARENT)
+    subprocess.run(["python3", "-m", "gpuemu", "reboot", "--state", path, "--root", str(root)], env=env, check=True,
+                   cwd=str(tmp_path))
+    assert not (root / "dev").exists(), "a plain reboot is no boot: /dev stays as it is"
+    subprocess.run(["python3", "-m", "gpuemu", "reboot", "--boot", "--state", path, "--root", str(root)], env=env,
+                   check=True, cwd=str(tmp_path))
+    assert sorted(os.listdir(str(root / "dev"))) == sorted(["nvidiactl"] + ["nvidia%d" % n for n in range(8)])
+
+
 def test_the_log_of_a_short_sequence(make_state, smi):
     path = make_state("a100_8x_mig", lambda s: enable_mig(s, 0))
     assert smi(path, "mig", "-i", "0", "-cgi", "9", "-C")[0] == 0

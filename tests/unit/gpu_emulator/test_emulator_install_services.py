@@ -62,7 +62,7 @@ def test_reinstalling_changes_nothing(tmp_path):
 def test_the_boot_wrapper_boots_the_installed_state(tmp_path):
     root, _out = installed(tmp_path, "--state", "/etc/gpuemu/state.json")
     wrapper = os.path.join(root, "usr", "bin", "gpuemu-boot")
-    assert "'reboot', '--boot', '--state', '/etc/gpuemu/state.json'" in read(wrapper).replace('"', "'")
+    assert "'reboot', '--boot', '--root', '/', '--state', '/etc/gpuemu/state.json'" in read(wrapper).replace('"', "'")
     # The wrapper names the node's path; run its code against the copy under --root.
     state_path = os.path.join(root, "etc", "gpuemu", "state.json")
     state = api.read_state(state_path)
