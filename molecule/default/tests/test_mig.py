@@ -231,3 +231,7 @@ def test_after_a_reboot_the_boot_service_restores_the_layout(host):
     devices = mig_devices(host)
     for gpu, counts in DECLARED.items():
         assert profile_counts(devices[gpu]) == counts, host.run("journalctl -b -u gpuops-mig").stdout
+    assert host.service("nvidia-persistenced.service").is_running, "persistence did not come back after the boot"
+    # The new instances have new UUIDs: a run after the boot records them in the topology fact again.
+    rc, output = run_playbook("playbooks/site.yml", "gpu-mig")
+    assert rc == 0, output
