@@ -38,6 +38,8 @@ FLOOR = ["bench/floor.yml"]
 def run_playbook(inventory, playbook):
     """Run a playbook (a list: path, then extra arguments); returns (seconds, total changed)."""
     env = dict(os.environ, ANSIBLE_PIPELINING="1", ANSIBLE_FORKS="16", ANSIBLE_NOCOLOR="1")
+    # The checkout's collection for plays outside playbooks/ (bench/mig.yml), never an installed copy.
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO_ROOT, "playbooks", "collections")
     start = time.monotonic()
     proc = subprocess.run(
         ["ansible-playbook", "-i", inventory, os.path.join(REPO_ROOT, playbook[0])] + playbook[1:],
