@@ -14,6 +14,7 @@ import json
 import re
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import cell_int, cell_text, parse_query_csv
 
 UNIT_DIR = "/etc/systemd/system"
 UNIT_PREFIX = "gpuops-mps-"
@@ -27,8 +28,8 @@ PID_FILE = "nvidia-cuda-mps-control.pid"
 SERVER_NAME = "nvidia-cuda-mps-server"
 ALL_GPUS = "all"
 
-QUERY_GPUS = ["--query-gpu=index,uuid,compute_mode,compute_cap,mig.mode.current", "--format=csv,noheader"]
-QUERY_APPS = ["--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"]
+QUERY_GPUS = ["--query-gpu=index,uuid,compute_mode,compute_cap,mig.mode.current", "--format=csv"]
+QUERY_APPS = ["--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv"]
 
 # nvidia-smi prints compute modes one way and takes them (-c) another.
 COMPUTE_MODE_ARGS = {
@@ -52,25 +53,21 @@ def _capability(text):
 
 
 def parse_gpus(text):
-    """QUERY_GPUS output -> list of {index, uuid, compute_mode, compute_cap, mig}; compute_cap is a tuple or None."""
-    gpus = []
-    for line in (text or "").splitlines():
-        fields = [field.strip() for field in line.split(",")]
-        if len(fields) != 5 or not fields[0].isdigit():
-            continue
-        gpus.append({"index": int(fields[0]), "uuid": fields[1], "compute_mode": fields[2],
-                     "compute_cap": _capability(fields[3]), "mig": fields[4] == "Enabled"})
-    return gpus
+    """QUERY_GPUS output -> list of {index, uuid, compute_mode, compute_cap, mig}; compute_cap is a tuple or None.
+
+    A row without a numeric index is no GPU; an unavailable MIG mode counts as disabled.
+    """
+    return [{"index": cell_int(row, "index"), "uuid": cell_text(row, "uuid"),
+             "compute_mode": cell_text(row, "compute_mode"), "compute_cap": _capability(row.get("compute_cap")),
+             "mig": row.get("mig.mode.current") == "Enabled"}
+            for row in parse_query_csv(text) if cell_int(row, "index") is not None]
 
 
 def parse_apps(text):
-    """QUERY_APPS output -> list of {gpu_uuid, pid, name}."""
-    apps = []
-    for line in (text or "").splitlines():
-        fields = [field.strip() for field in line.split(",", 2)]
-        if len(fields) == 3 and fields[1].isdigit():
-            apps.append({"gpu_uuid": fields[0], "pid": int(fields[1]), "name": fields[2]})
-    return apps
+    """QUERY_APPS output -> list of {gpu_uuid, pid, name}; a row without a numeric pid is no process."""
+    return [{"gpu_uuid": cell_text(row, "gpu_uuid"), "pid": cell_int(row, "pid"),
+             "name": cell_text(row, "process_name")}
+            for row in parse_query_csv(text) if cell_int(row, "pid") is not None]
 
 
 def describe(gpu):

@@ -12,8 +12,9 @@ Public contract (other code and a conformance suite call these as written):
 ``parse_topology_matrix``, ``parse_gpu_list``, ``parse_gpu_instance_profiles``,
 ``parse_gpu_instance_placements`` (``mig -lgipp``), ``parse_gpu_instances`` (``mig -lgi``),
 ``parse_compute_instances`` (``mig -lci``), ``parse_compute_instance_profiles``
-(``mig -lcip``), ``parse_query_csv`` (``--query-gpu=... --format=csv``: one dict per row, keyed by
-the header's field names without their `` [unit]``) and
+(``mig -lcip``), ``parse_query_csv`` (``--query-gpu=...`` or ``--query-compute-apps=...`` with
+``--format=csv``: one dict per row, keyed by the header's field names without their `` [unit]``),
+``cell_text`` and ``cell_int`` (one of those cells as text or as a number) and
 ``parse_mig_command_output`` (``mig -cgi``, ``-cci`` and ``-cgi ... -C``: the GPU
 and compute instances created and the error lines printed).
 """
@@ -364,11 +365,17 @@ def parse_gpu_instance_profiles(text):
 
 
 # --------------------------------------------------------------------------
-# nvidia-smi --query-gpu=... --format=csv
+# nvidia-smi --query-gpu=... / --query-compute-apps=... --format=csv
 # --------------------------------------------------------------------------
 
 # Cells nvidia-smi prints where a GPU has no value for a field.
 _UNAVAILABLE = ("N/A", "[N/A]", "Not Supported", "[Not Supported]")
+# How nvidia-smi's csv prints a missing value; cell_text gives it back as text.
+NOT_AVAILABLE = "[N/A]"
+# Free text nvidia-smi prints unquoted, commas included (a process path such as
+# /opt/run,v2/python): as the last field, a row's surplus cells belong to it.
+_FREE_TEXT_FIELDS = ("process_name",)
+_DIGITS = re.compile(r"^[0-9]+$")
 # A header cell: a lower-case field name, optionally followed by its unit.
 _CSV_FIELD = re.compile(r"^([a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)(?:\s*\[[^\]]*\])?$")
 # What nvidia-smi prints around a table on stdout: warnings before it (an
@@ -376,7 +383,7 @@ _CSV_FIELD = re.compile(r"^([a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+)*)(?:\s*\[[^\]]*\])
 _CSV_NOTICE = re.compile(
     r"^(?:(?:warning|error|note)\s*:|(?:failed|unable) to\b|no devices were found"
     r"|nvidia-smi has failed|invalid combination|field \".*\" is not a valid field"
-    r"|format modifier is not recognized|reboot the system|all done\.?$)",
+    r"|format modifier is not recognized|reboot the system|all done\.?$|no running processes found)",
     re.IGNORECASE)
 
 
@@ -401,14 +408,16 @@ def _csv_header(cells):
 
 
 def parse_query_csv(text):
-    """Parse ``nvidia-smi --query-gpu=... --format=csv`` (the header line included).
+    """Parse ``nvidia-smi --query-gpu=...`` or ``--query-compute-apps=...`` with
+    ``--format=csv`` (the header line included).
 
-    Returns one dict per GPU row, keyed by the header's field names with any
+    Returns one dict per GPU (or process) row, keyed by the header's field names with any
     `` [unit]`` removed (``memory.total [MiB]`` -> ``memory.total``). Values are
     stripped strings as printed, units included (``40960 MiB``); ``N/A``,
     ``[N/A]``, ``Not Supported`` and ``[Not Supported]`` become None. Warnings,
     messages, blank lines and lines whose cell count differs from the header's
-    are not rows. Output without a header (``--format=csv,noheader``) names no
+    are not rows, except that a last ``process_name`` field keeps the commas of
+    the name. Output without a header (``--format=csv,noheader``) names no
     fields, so it yields no rows: ask for the header to use this parser.
     """
     header = None
@@ -423,11 +432,25 @@ def parse_query_csv(text):
             # The first header, a repeated one, or the header of a second table.
             header = names or header
             continue
+        if len(cells) > len(header) and header[-1] in _FREE_TEXT_FIELDS:
+            cells = [cell.strip() for cell in line.split(",", len(header) - 1)]
         if len(cells) != len(header):
             continue
         rows.append(dict((name, None if value in _UNAVAILABLE else value)
                          for name, value in zip(header, cells)))
     return rows
+
+
+def cell_text(row, field):
+    """A parse_query_csv cell as text: a missing or unavailable one reads ``[N/A]``."""
+    value = row.get(field)
+    return NOT_AVAILABLE if value is None else value
+
+
+def cell_int(row, field):
+    """A parse_query_csv cell of digits (an index, a pid) as an int, else None."""
+    value = row.get(field)
+    return int(value) if value is not None and _DIGITS.match(value) else None
 
 
 # --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import shlex
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import cell_int, cell_text, parse_query_csv
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
     UNIT_DIRS,
     config_files,
@@ -27,7 +28,7 @@ DROPIN_PATH = "/etc/systemd/system/nvidia-persistenced.service.d/90-gpuops-persi
 WANTS_PATH = "/etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service"
 LEGACY_UNIT_PATH = "/etc/systemd/system/gpuops-persistence-mode.service"
 GPU_DEVICE = "/dev/nvidiactl"
-QUERY_ARGS = ["--query-gpu=index,uuid,persistence_mode", "--format=csv,noheader"]
+QUERY_ARGS = ["--query-gpu=index,uuid,persistence_mode", "--format=csv"]
 
 PERSISTENCE_ON = "--persistence-mode"
 PERSISTENCE_OFF = "--no-persistence-mode"
@@ -152,14 +153,10 @@ def render_legacy_unit(nvidia_smi):
 
 
 def parse_persistence(text):
-    """``--query-gpu=index,uuid,persistence_mode --format=csv,noheader`` -> list of dicts."""
-    gpus = []
-    for line in (text or "").splitlines():
-        fields = [field.strip() for field in line.split(",")]
-        if len(fields) != 3 or not fields[0].isdigit():
-            continue
-        gpus.append({"index": int(fields[0]), "uuid": fields[1], "persistence_mode": fields[2]})
-    return gpus
+    """QUERY_ARGS output -> list of {index, uuid, persistence_mode}; a row without a numeric index is no GPU."""
+    return [{"index": cell_int(row, "index"), "uuid": cell_text(row, "uuid"),
+             "persistence_mode": cell_text(row, "persistence_mode")}
+            for row in parse_query_csv(text) if cell_int(row, "index") is not None]
 
 
 def not_persistent(gpus):

@@ -61,33 +61,50 @@ def test_parse_gpus_reads_mig_enabled_and_a_pre_volta_capability(tmp_path):
 
 
 def test_parse_gpus_takes_an_unknown_capability_as_none_and_skips_other_lines():
-    text = ("0, GPU-a, Default, [N/A], Enabled\n"
+    text = ("index, uuid, compute_mode, compute_cap, mig.mode.current\n"
+            "0, GPU-a, Default, [N/A], Enabled\n"
             "1, GPU-b, Exclusive_Process, 8.9, [N/A]\n"
             "No devices were found\n"
             "2, GPU-c, Default, 9.x, Disabled\n"
-            "index, uuid, compute_mode, compute_cap, mig.mode.current\n")
+            "[N/A], GPU-d, Default, 9.0, Disabled\n"
+            "4, GPU-e, Default\n"
+            "5, [N/A], [Not Supported], 9.0, Disabled\n")
     parsed = mps.parse_gpus(text)
     assert parsed == [
         {"index": 0, "uuid": "GPU-a", "compute_mode": "Default", "compute_cap": None, "mig": True},
         {"index": 1, "uuid": "GPU-b", "compute_mode": "Exclusive_Process", "compute_cap": (8, 9), "mig": False},
         {"index": 2, "uuid": "GPU-c", "compute_mode": "Default", "compute_cap": None, "mig": False},
+        {"index": 5, "uuid": "[N/A]", "compute_mode": "[N/A]", "compute_cap": (9, 0), "mig": False},
     ]
     assert mps.parse_gpus("") == [] and mps.parse_gpus(None) == []
+
+
+def test_parse_gpus_needs_the_header():
+    assert mps.parse_gpus("0, GPU-a, Default, 9.0, Disabled\n") == []
 
 
 def test_parse_apps_on_the_emulator_lists_clients_and_servers(tmp_path):
     def processes(state):
         api.add_process(state, gpu=1, pid=51818, name="python3", process_type="M+C")
+        api.add_process(state, gpu=1, pid=51819, name="/opt/run,v2/python", process_type="M+C")
         api.add_process(state, gpu=0, pid=4242, name="nvidia-cuda-mps-server")
     state, out = _query(tmp_path, "l40s_4x", mps.QUERY_APPS, edit=processes)
     assert sorted((app["gpu_uuid"], app["pid"], app["name"]) for app in mps.parse_apps(out)) == sorted([
-        (state["gpus"][1]["uuid"], 51818, "python3"), (state["gpus"][0]["uuid"], 4242, "nvidia-cuda-mps-server")])
+        (state["gpus"][1]["uuid"], 51818, "python3"), (state["gpus"][1]["uuid"], 51819, "/opt/run,v2/python"),
+        (state["gpus"][0]["uuid"], 4242, "nvidia-cuda-mps-server")])
     assert mps.parse_apps(_query(tmp_path, "l40s_4x", mps.QUERY_APPS)[1]) == []
 
 
-def test_parse_apps_keeps_commas_in_the_process_name():
-    assert mps.parse_apps("GPU-a, 12, /opt/run,v2/python\nNo running processes found\nGPU-b, [N/A], x\n") == [
-        {"gpu_uuid": "GPU-a", "pid": 12, "name": "/opt/run,v2/python"}]
+def test_parse_apps_keeps_commas_in_the_process_name_and_skips_rows_without_a_pid():
+    text = ("gpu_uuid, pid, process_name\n"
+            "GPU-a, 12, /opt/run,v2/python\n"
+            "No running processes found\n"
+            "GPU-b, [N/A], x\n"
+            "[N/A], 13, [N/A]\n")
+    assert mps.parse_apps(text) == [
+        {"gpu_uuid": "GPU-a", "pid": 12, "name": "/opt/run,v2/python"},
+        {"gpu_uuid": "[N/A]", "pid": 13, "name": "[N/A]"}]
+    assert mps.parse_apps("GPU-a, 12, python3\n") == [] and mps.parse_apps(None) == []
 
 
 # ------------------------------------------------------------------ GPU sets

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The --query-gpu csv parser and the MIG create-output parser on the project's own samples."""
+"""The --query-gpu / --query-compute-apps csv parser and the MIG create-output parser on the project's own samples."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_smi
 
-# ------------------------------------------------------------------ --query-gpu csv
+# ------------------------------------------------------------------ --query-gpu / --query-compute-apps csv
 
 QUERY = (
     "index, name, memory.total [MiB], power.draw [W], mig.mode.current\n"
@@ -78,6 +78,32 @@ def test_query_csv_single_field_ignores_messages():
 ])
 def test_query_csv_without_header_or_rows_is_empty(text):
     assert nvidia_smi.parse_query_csv(text) == []
+
+
+def test_query_csv_compute_apps_keep_commas_in_a_last_process_name():
+    text = ("gpu_uuid, pid, used_gpu_memory [MiB], process_name\n"
+            "GPU-a, 12, 1024 MiB, /opt/run,v2/python, -u\n"
+            "No running processes found\n"
+            "GPU-b, 13, [N/A], python3\n")
+    assert nvidia_smi.parse_query_csv(text) == [
+        {"gpu_uuid": "GPU-a", "pid": "12", "used_gpu_memory": "1024 MiB", "process_name": "/opt/run,v2/python, -u"},
+        {"gpu_uuid": "GPU-b", "pid": "13", "used_gpu_memory": None, "process_name": "python3"}]
+
+
+def test_query_csv_surplus_cells_stay_no_row_before_another_last_field():
+    text = "pid, process_name, gpu_uuid\n12, /opt/run,v2/python, GPU-a\n"
+    assert nvidia_smi.parse_query_csv(text) == []
+
+
+def test_query_csv_no_running_processes_is_no_row():
+    assert nvidia_smi.parse_query_csv("process_name\nNo running processes found\n") == []
+
+
+def test_cell_text_and_cell_int():
+    row = nvidia_smi.parse_query_csv("index, pid, uuid\n[N/A], 12, GPU-a\n")[0]
+    assert [nvidia_smi.cell_text(row, name) for name in ("index", "uuid", "absent")] == ["[N/A]", "GPU-a", "[N/A]"]
+    assert [nvidia_smi.cell_int(row, name) for name in ("index", "pid", "uuid", "absent")] == [None, 12, None, None]
+    assert nvidia_smi.cell_int({"index": "-1"}, "index") is None
 
 
 def test_query_csv_second_table_uses_its_own_header():

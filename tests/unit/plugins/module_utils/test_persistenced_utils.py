@@ -92,8 +92,22 @@ def test_persistence_query_of_the_emulator(tmp_path):
 
 
 def test_not_persistent_is_empty_when_all_read_enabled():
-    gpus = persistenced.parse_persistence("0, GPU-a, Enabled\n1, GPU-b, Enabled\n")
+    gpus = persistenced.parse_persistence("index, uuid, persistence_mode\n0, GPU-a, Enabled\n1, GPU-b, Enabled\n")
     assert len(gpus) == 2 and persistenced.not_persistent(gpus) == []
+
+
+def test_persistence_query_skips_rows_without_an_index_and_names_an_unreadable_mode():
+    text = ("WARNING: infoROM is corrupted at gpu 0000:07:00.0\n"
+            "index, uuid, persistence_mode\n"
+            "0, GPU-a, Enabled\n"
+            "[N/A], GPU-b, Enabled\n"
+            "2, GPU-c\n"
+            "3, GPU-d, [N/A]\n")
+    gpus = persistenced.parse_persistence(text)
+    assert gpus == [{"index": 0, "uuid": "GPU-a", "persistence_mode": "Enabled"},
+                    {"index": 3, "uuid": "GPU-d", "persistence_mode": "[N/A]"}]
+    assert persistenced.not_persistent(gpus) == ["3 (GPU-d): [N/A]"]
+    assert persistenced.parse_persistence("0, GPU-a, Enabled\n") == [] and persistenced.parse_persistence(None) == []
 
 
 def test_legacy_unit_sets_persistence_at_boot_only_with_a_gpu():
