@@ -96,7 +96,8 @@ def main(argv):
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "latest.md"), "w", encoding="utf-8") as handle:
         handle.write(table)
-    record = {"time": stamp, "nodes": nodes, "floor_s": floor, "first_s": first, "noop_s": noop, "ratio": ratio, "noop_changed": noop_changed}
+    record = {"time": stamp, "nodes": nodes, "floor_s": floor, "first_s": first, "noop_s": noop, "ratio": ratio, "noop_changed": noop_changed,
+              "mig": [{"run": row[0], "seconds": row[1], "ratio": row[3], "resets": row[4], "destroyed": row[5]} for row in mig_rows]}
     with open(os.path.join(output_dir, "history.jsonl"), "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, sort_keys=True) + "\n")
     if noop_changed:
