@@ -79,12 +79,11 @@ def read_record(path):
 
 
 def summary(gpu):
-    """One line per GPU for the journal."""
-    kept, created = len(gpu.get("keep") or []), len(gpu.get("created") or gpu.get("create") or [])
-    state = "MIG on" if gpu.get("mig_enabled") else "MIG off"
-    waits = " (waits for a reboot)" if gpu.get("reboot_required") else (" (waits for a reset)" if gpu.get("pending") else "")
-    return "GPU %s: %s, %d instances kept, %d created, %d destroyed%s" % (
-        gpu["index"], state, kept, created, len(gpu.get("destroy") or []), waits)
+    """One line per GPU for the journal: the engine's summary, and what this run did."""
+    created = gpu.get("created") or gpu.get("create") or []
+    return "GPU %s: %s (%d instances kept, %d created, %d destroyed)" % (
+        gpu["index"], gpu.get("summary", "not reached"), len(gpu.get("keep") or []), len(created),
+        len(gpu.get("destroy") or []))
 
 
 def main(argv):
