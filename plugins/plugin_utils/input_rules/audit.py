@@ -23,7 +23,7 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
             driver_compat.cuda_driver_floor(version)
         except ValueError:
             found.append(bad("audit_cuda_versions", version, "CUDA versions such as 12.4 or 13.0, of the majors "
-                             "NVIDIA's minimum-driver table lists: %s" % ", ".join(driver_compat.known_cuda_majors())))
+                             "NVIDIA's minimum-driver table lists: %s" % ", ".join("%d.x" % major for major in driver_compat.known_cuda_majors())))
     for name in ("audit_save_baseline", "audit_compare_baseline"):
         value = inputs.get(name)
         if isinstance(value, str) and value and check_name(value):
