@@ -9,6 +9,7 @@ import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_topology, nvidia_smi, sysfs_topology
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
+from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.topology_builders import gpu_query
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "nvidia_smi")
 
@@ -16,18 +17,6 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "nvidia_smi")
 def _sample(name):
     with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
         return handle.read()
-
-
-def _query(*bus_ids, **extra):
-    gpus = []
-    for index, bus_id in enumerate(bus_ids):
-        gpu = {"index": index, "name": "Test GPU", "uuid": "GPU-%08d-0000-0000-0000-000000000000" % index,
-               "pci_bus_id": bus_id, "minor_number": index, "memory_total_mib": 81559,
-               "persistence_mode": "Enabled", "mig_mode": "Disabled", "mig_mode_pending": "Disabled",
-               "compute_mode": "Default", "mig_devices": []}
-        gpu.update(extra)
-        gpus.append(gpu)
-    return {"driver_version": "550.90.07", "cuda_version": "12.4", "gpus": gpus}
 
 
 # Four GPUs and three NICs on nodes 0 and 2 of a 4-node host; matches topo_4gpu_3nic_tabs.txt.
@@ -69,7 +58,7 @@ def _build(tmp_path, query, matrix_text=None, nodes=None, pci=None, rdma=None, n
 
 
 def test_full_host(tmp_path):
-    topology = _build(tmp_path, _query(*BUS4), _sample("topo_4gpu_3nic_tabs.txt"))
+    topology = _build(tmp_path, gpu_query(*BUS4), _sample("topo_4gpu_3nic_tabs.txt"))
     gpu0, gpu1, gpu2, gpu3 = topology["gpus"]
     assert gpu0["pci_bus_id"] == "0000:18:00.0" and gpu0["pci_bus_id_nvidia_smi"] == "00000000:18:00.0"
     assert gpu3["pci_bus_id"] == "0000:ab:00.0"
@@ -108,7 +97,7 @@ def test_vm_without_numa_node(tmp_path):
     pci = {"0000:00:04.0": {"numa_node": -1, "cpulist": "0-15"}}
     nodes = {0: {"cpus": "0-7", "memory_kib": 1, "distances": [10, 20]},
              1: {"cpus": "8-15", "memory_kib": 1, "distances": [20, 10]}}
-    topology = _build(tmp_path, _query("00000000:00:04.0"), nodes=nodes, pci=pci, rdma={})
+    topology = _build(tmp_path, gpu_query("00000000:00:04.0"), nodes=nodes, pci=pci, rdma={})
     (gpu,) = topology["gpus"]
     assert gpu["numa_node"] is None and gpu["numa_affinity"] is None
     assert topology["recommendations"][0]["numactl_args"] is None
@@ -120,7 +109,7 @@ def test_vm_without_numa_node(tmp_path):
 def test_single_node_host_without_numa_node_binds_to_its_only_node(tmp_path):
     pci = {"0000:00:04.0": {"numa_node": -1, "cpulist": "0-7"}}
     nodes = {0: {"cpus": "0-7", "memory_kib": 1, "distances": [10]}}
-    topology = _build(tmp_path, _query("00000000:00:04.0"), nodes=nodes, pci=pci, rdma={})
+    topology = _build(tmp_path, gpu_query("00000000:00:04.0"), nodes=nodes, pci=pci, rdma={})
     (gpu,) = topology["gpus"]
     assert gpu["numa_node"] is None and gpu["numa_affinity"] == [0]
     assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=0 --membind=0"
@@ -132,7 +121,7 @@ def test_gpu_memory_as_cpuless_node(tmp_path):
     nodes = {0: {"cpus": "0-71", "memory_kib": 1, "distances": [10, 80]},
              1: {"cpus": "", "memory_kib": 2, "distances": [80, 10]}}
     pci = {"0009:01:00.0": {"numa_node": 0, "cpulist": "0-71"}}
-    topology = _build(tmp_path, _query("00000009:01:00.0"), _sample("topo_1gpu_gpu_numa_id.txt"),
+    topology = _build(tmp_path, gpu_query("00000009:01:00.0"), _sample("topo_1gpu_gpu_numa_id.txt"),
                       nodes=nodes, pci=pci, rdma={})
     (gpu,) = topology["gpus"]
     assert gpu["pci_bus_id"] == "0009:01:00.0"
@@ -141,7 +130,7 @@ def test_gpu_memory_as_cpuless_node(tmp_path):
     assert topology["numa_nodes"][1]["has_cpu"] is False
     # Only one node has CPUs: NUMA balancing does not matter there.
     assert not any("numa_balancing" in warning for warning in _build(
-        tmp_path / "again", _query("00000009:01:00.0"), nodes=nodes, pci=pci, rdma={}, numa_balancing=1)["warnings"])
+        tmp_path / "again", gpu_query("00000009:01:00.0"), nodes=nodes, pci=pci, rdma={}, numa_balancing=1)["warnings"])
 
 
 SPANNING_TOPO = ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
@@ -152,7 +141,7 @@ EIGHT_NODES = dict((n, {"cpus": "%d-%d" % (n * 8, n * 8 + 7), "memory_kib": 1, "
 def test_affinity_spanning_nodes(tmp_path):
     """Without a sysfs node, nvidia-smi's span is the binding, and its CPUs the CPU list."""
     pci = {"0000:01:00.0": {"numa_node": 0, "cpulist": "0-15"}}
-    topology = _build(tmp_path, _query("00000000:C1:00.0", "00000000:01:00.0"), SPANNING_TOPO,
+    topology = _build(tmp_path, gpu_query("00000000:C1:00.0", "00000000:01:00.0"), SPANNING_TOPO,
                       nodes=EIGHT_NODES, pci=pci, rdma={})
     gpu0 = topology["gpus"][0]
     assert gpu0["numa_affinity"] == [6, 7] and gpu0["numa_affinity_source"] == "nvidia-smi"
@@ -165,7 +154,7 @@ def test_affinity_spanning_nodes(tmp_path):
 def test_sysfs_node_is_the_one_source_of_binding_and_cpus(tmp_path):
     """sysfs says node 6 (its local CPUs span 6-7), nvidia-smi says 6-7: both follow sysfs."""
     pci = {"0000:c1:00.0": {"numa_node": 6, "cpulist": "48-63"}, "0000:01:00.0": {"numa_node": 0, "cpulist": "0-15"}}
-    topology = _build(tmp_path, _query("00000000:C1:00.0", "00000000:01:00.0"), SPANNING_TOPO,
+    topology = _build(tmp_path, gpu_query("00000000:C1:00.0", "00000000:01:00.0"), SPANNING_TOPO,
                       nodes=EIGHT_NODES, pci=pci, rdma={})
     gpu0, gpu1 = topology["gpus"]
     assert gpu0["numa_node"] == 6 and gpu0["numa_affinity"] == [6] and gpu0["numa_affinity_source"] == "sysfs"
@@ -181,7 +170,7 @@ def test_nearest_nic_on_other_node_and_numa_balancing(tmp_path):
             "GPU0\t X \tSYS\tNODE\t0-15,64-79\t0\n"
             "GPU1\tSYS\t X \tSYS\t32-47,96-111\t2\n"
             "NIC0\tNODE\tSYS\t X \n\nNIC Legend:\n  NIC0: mlx5_0\n")
-    topology = _build(tmp_path, _query("00000000:18:00.0", "00000000:9A:00.0"), text,
+    topology = _build(tmp_path, gpu_query("00000000:18:00.0", "00000000:9A:00.0"), text,
                       rdma={"mlx5_0": "0000:1a:00.0"}, numa_balancing=1)
     assert topology["gpus"][1]["nearest_nics"] == ["mlx5_0"]
     assert topology["numa_balancing"] is True
@@ -192,7 +181,7 @@ def test_nearest_nic_on_other_node_and_numa_balancing(tmp_path):
 
 
 def test_without_topo_matrix_nics_come_from_numa_nodes(tmp_path):
-    topology = _build(tmp_path, _query(*BUS4))
+    topology = _build(tmp_path, gpu_query(*BUS4))
     assert topology["gpus"][0]["nearest_nics"] == ["mlx5_0", "mlx5_bond_0"]
     assert topology["gpus"][2]["nearest_nics"] == ["mlx5_1"]
     assert topology["links"] == {"labels": [], "nics": {}, "matrix": {}}
@@ -201,7 +190,7 @@ def test_without_topo_matrix_nics_come_from_numa_nodes(tmp_path):
 
 def test_sysfs_and_nvidia_smi_disagree(tmp_path):
     text = "\tGPU0\tCPU Affinity\tNUMA Affinity\nGPU0\t X \t32-47\t2\n"
-    topology = _build(tmp_path, _query("00000000:18:00.0"), text)
+    topology = _build(tmp_path, gpu_query("00000000:18:00.0"), text)
     gpu = topology["gpus"][0]
     assert gpu["numa_node"] == 0
     assert any("sysfs puts it on NUMA node 0 but nvidia-smi reports NUMA affinity 2; binding and CPUs follow sysfs"
@@ -214,7 +203,7 @@ def test_sysfs_and_nvidia_smi_disagree(tmp_path):
 
 def test_old_driver_without_sysfs_binds_to_the_nodes_of_its_cpus(tmp_path):
     text = "\tGPU0\tmlx5_0\tCPU Affinity\nGPU0\t X \tPIX\t32-47,96-111\nmlx5_0\tPIX\t X \n"
-    topology = _build(tmp_path, _query("00000000:77:00.0"), text, rdma={})
+    topology = _build(tmp_path, gpu_query("00000000:77:00.0"), text, rdma={})
     (gpu,) = topology["gpus"]
     assert gpu["numa_node"] is None and gpu["numa_affinity"] == [2]
     assert gpu["nearest_nics"] == ["mlx5_0"]
@@ -231,7 +220,7 @@ def test_no_gpus(tmp_path):
 
 def test_mig_devices_from_gpu_list(tmp_path):
     gpu_list = nvidia_smi.parse_gpu_list(_sample("gpu_list_mixed.txt"))
-    topology = _build(tmp_path, _query(*BUS4[:2]), gpu_list=gpu_list)
+    topology = _build(tmp_path, gpu_query(*BUS4[:2]), gpu_list=gpu_list)
     assert [device["profile"] for device in topology["gpus"][0]["mig_devices"]] == ["3g.40gb", "1g.10gb+me"]
     assert topology["gpus"][1]["mig_devices"] == []
 
@@ -249,7 +238,7 @@ def test_cpuless_node_named_by_sysfs_gives_way_to_the_cpu_nodes(tmp_path):
              1: {"cpus": "8-15", "memory_kib": 1, "distances": [20, 10]},
              2: {"cpus": "", "memory_kib": 1, "distances": [30, 30]}}
     pci = {"0000:18:00.0": {"numa_node": 2, "cpulist": "8-15"}}
-    topology = _build(tmp_path, _query("00000000:18:00.0"), nodes=nodes, pci=pci, rdma={})
+    topology = _build(tmp_path, gpu_query("00000000:18:00.0"), nodes=nodes, pci=pci, rdma={})
     assert topology["gpus"][0]["numa_node"] == 2
     assert topology["gpus"][0]["numa_affinity"] == [1]
     assert topology["recommendations"][0]["numactl"] == "numactl --cpunodebind=1 --membind=1"

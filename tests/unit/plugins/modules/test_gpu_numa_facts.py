@@ -11,16 +11,14 @@ so the tests can hold the module to one call per kind of data.
 from __future__ import annotations
 
 import os
-import shlex
 import stat
 
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.modules import gpu_numa_facts
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import state as emulator_state
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs as emulator_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "nvidia_smi")
@@ -229,28 +227,9 @@ def test_hung_tool_times_out(host):
 EMULATOR_PROFILES = sorted(api.PROFILES)
 
 
-def _emulated_host(tmp_path, profile):
-    """nvidia-smi from the emulator (as an executable), and the profile's fake sysfs."""
-    state_path = str(tmp_path / "state.json")
-    api.write_state(api.new_state(profile), state_path)
-    environment = api.environment(state_path)
-    tool = tmp_path / "nvidia-smi"
-    tool.write_text("#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
-        emulator_state.ENV_VAR, shlex.quote(state_path), shlex.quote(environment["PYTHONPATH"]),
-        " ".join(shlex.quote(part) for part in api.command("nvidia-smi"))))
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    sysfs_root = str(tmp_path / "sys")
-    emulator_sysfs.generate(profile, sysfs_root)
-    proc = tmp_path / "proc" / "sys" / "kernel"
-    proc.mkdir(parents=True)
-    (proc / "numa_balancing").write_text("0\n")
-    args = {"nvidia_smi_path": str(tool), "root": str(tmp_path)}
-    return args, api.read_state(state_path), state_path
-
-
 @pytest.mark.parametrize("profile", EMULATOR_PROFILES)
 def test_facts_match_the_emulated_profile(tmp_path, profile):
-    args, state, _path = _emulated_host(tmp_path, profile)
+    args, state, _path = emulated_host(tmp_path, profile)
     result = run_module(gpu_numa_facts.main, args)
     assert not result["failed"], result
     topology = result["ansible_facts"]["gpu_topology"]
@@ -283,7 +262,7 @@ def test_facts_match_the_emulated_profile(tmp_path, profile):
 
 
 def test_emulated_dgx_h100_nearest_nics_and_binding(tmp_path):
-    args, _state, _path = _emulated_host(tmp_path, "dgx_h100")
+    args, _state, _path = emulated_host(tmp_path, "dgx_h100")
     topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
     # One compute NIC behind each GPU's PCIe switch; the storage NIC is nobody's nearest.
     assert [gpu["nearest_nics"] for gpu in topology["gpus"]] == [["mlx5_%d" % n] for n in range(8)]
@@ -295,7 +274,7 @@ def test_emulated_dgx_h100_nearest_nics_and_binding(tmp_path):
 
 
 def test_emulated_gh200_gpu_memory_node(tmp_path):
-    args, _state, _path = _emulated_host(tmp_path, "gh200")
+    args, _state, _path = emulated_host(tmp_path, "gh200")
     topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
     (gpu,) = topology["gpus"]
     assert gpu["pci_bus_id"] == "0009:01:00.0" and gpu["pci_bus_id_nvidia_smi"] == "00000009:01:00.0"
@@ -307,7 +286,7 @@ def test_emulated_gh200_gpu_memory_node(tmp_path):
 
 
 def test_emulated_workstation_without_numa_nodes(tmp_path):
-    args, _state, _path = _emulated_host(tmp_path, "workstation_2gpu")
+    args, _state, _path = emulated_host(tmp_path, "workstation_2gpu")
     result = run_module(gpu_numa_facts.main, args)
     topology = result["ansible_facts"]["gpu_topology"]
     assert [gpu["numa_node"] for gpu in topology["gpus"]] == [None, None]
@@ -316,7 +295,7 @@ def test_emulated_workstation_without_numa_nodes(tmp_path):
 
 
 def test_emulated_mig_adds_device_uuids(tmp_path):
-    args, _state, state_path = _emulated_host(tmp_path, "a100_8x_mig")
+    args, _state, state_path = emulated_host(tmp_path, "a100_8x_mig")
     assert api.run("nvidia-smi", ["-i", "0", "-mig", "1"], state_path)[0] == 0
     api.reboot(state_path)
     assert api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9,9", "-C"], state_path)[0] == 0
@@ -327,7 +306,7 @@ def test_emulated_mig_adds_device_uuids(tmp_path):
 
 
 def test_emulated_missing_tool(tmp_path, monkeypatch):
-    args, _state, _path = _emulated_host(tmp_path, "l40s_4x")
+    args, _state, _path = emulated_host(tmp_path, "l40s_4x")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     del args["nvidia_smi_path"]
     relaxed = run_module(gpu_numa_facts.main, dict(args, require_gpu=False))

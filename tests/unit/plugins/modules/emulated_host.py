@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A host made from a GPU emulator profile: its nvidia-smi, sysfs and procfs.
+
+Shared by the gpu_numa_facts tests and by anything that needs the topology
+fact of an emulated node (the report renderers' tests and samples).
+"""
+
+from __future__ import annotations
+
+import shlex
+import stat
+
+from ansible_collections.gpuops.hardening.plugins.modules import gpu_numa_facts
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import state as emulator_state
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs as emulator_sysfs
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+
+
+def emulated_host(tmp_path, profile):
+    """(module args, state, state path): nvidia-smi from the emulator (as an executable) and the profile's sysfs."""
+    state_path = str(tmp_path / "state.json")
+    api.write_state(api.new_state(profile), state_path)
+    environment = api.environment(state_path)
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text("#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
+        emulator_state.ENV_VAR, shlex.quote(state_path), shlex.quote(environment["PYTHONPATH"]),
+        " ".join(shlex.quote(part) for part in api.command("nvidia-smi"))))
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    sysfs_root = str(tmp_path / "sys")
+    emulator_sysfs.generate(profile, sysfs_root)
+    proc = tmp_path / "proc" / "sys" / "kernel"
+    proc.mkdir(parents=True)
+    (proc / "numa_balancing").write_text("0\n")
+    args = {"nvidia_smi_path": str(tool), "root": str(tmp_path)}
+    return args, api.read_state(state_path), state_path
+
+
+def emulated_topology(tmp_path, profile):
+    """The gpu_topology fact gpu_numa_facts returns on an emulated node of the profile."""
+    args, _state, _path = emulated_host(tmp_path, profile)
+    result = run_module(gpu_numa_facts.main, args)
+    assert not result["failed"], result
+    return result["ansible_facts"]["gpu_topology"]
