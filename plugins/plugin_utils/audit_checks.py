@@ -212,7 +212,7 @@ def memlock_checks(state, inputs, role_error=None):
     effective = state.get("effective") or {}
     found = [_memlock_login(state, inputs, limit, effective.get("login_sessions") or {}),
              _memlock_services(state, inputs, limit, effective.get("services_default"))]
-    found.extend(_memlock_units(state, limit, effective.get("units") or {}))
+    found.extend(_memlock_units(state, limit, effective.get("units") or {}, inputs.get("memlock_restart_services", False)))
     found.append(_memlock_containers(state, inputs, limit, effective.get("docker_default_ulimit")))
     changed = [item.get("path") for item in state.get("files") or [] if item.get("changed")]
     if changed:
@@ -279,7 +279,7 @@ def _memlock_services(state, inputs, limit, services):
     return check("memlock.services", "memlock", title, FAIL, expected, actual, "systemd's DefaultLimitMEMLOCK differs")
 
 
-def _memlock_units(state, limit, units):
+def _memlock_units(state, limit, units, restart_wanted):
     expected = "soft %s, hard %s" % (limit, limit)
     restart = (state.get("pending") or {}).get("restart") or []
     found = []
@@ -287,8 +287,11 @@ def _memlock_units(state, limit, units):
         entry = units[unit] or {}
         check_id, title, actual = "memlock.unit.%s" % unit, "memlock, %s" % unit, _pair(entry)
         if unit in restart:
-            found.append(check(check_id, "memlock", title, FAIL, expected, actual,
-                               "%s runs with the limit it started with: restart it" % unit))
+            # The unit is configured; its running process keeps the limit it started with.
+            verdict = FAIL if restart_wanted else WARN
+            found.append(check(check_id, "memlock", title, verdict, expected, "configured %s; running since before" % actual,
+                               "%s keeps the limit it started with until it restarts%s" % (
+                                   unit, "" if restart_wanted else " (memlock_restart_services is false)")))
         elif text(entry.get("soft")) == limit and text(entry.get("hard")) == limit:
             found.append(check(check_id, "memlock", title, PASS, expected, actual, "the unit gets the tuned limit"))
         elif _capped(state):
