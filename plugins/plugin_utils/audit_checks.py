@@ -224,6 +224,11 @@ def memlock_checks(state, inputs, role_error=None):
     return found
 
 
+def _changed_files(state, marker):
+    """The managed files whose path holds marker and that the module would still write."""
+    return [item.get("path") for item in state.get("files") or [] if item.get("changed") and marker in (item.get("path") or "")]
+
+
 def _pair(entry):
     return "soft %s, hard %s" % (text(entry.get("soft")), text(entry.get("hard")))
 
@@ -235,7 +240,8 @@ def _memlock_login(state, inputs, limit, sessions):
                      "memlock_login_sessions is false")
     domain = inputs.get("memlock_limits_domain", "*")
     entry = sessions.get(domain) or {}
-    problems = []
+    # The module reports the limits its files give; a file it would still write is not in effect yet.
+    problems = ["%s is missing or differs" % path for path in _changed_files(state, "/security/")]
     if text(entry.get("soft")) != limit or text(entry.get("hard")) != limit:
         problems.append("%s gets %s from %s" % (domain, _pair(entry), entry.get("hard_source") or "the defaults"))
     for name in sorted(sessions):
@@ -323,6 +329,10 @@ def _memlock_containers(state, inputs, limit, ulimit):
                      "containers get Docker's default memlock limit")
     soft, hard = _docker_limit(ulimit)
     actual = "soft %s, hard %s" % (soft, hard)
+    pending = _changed_files(state, "daemon.json")
+    if pending:
+        return check("memlock.containers", "memlock", title, FAIL, expected, "not in " + text(pending),
+                     "Docker's default-ulimits lack the tuned memlock entry")
     if soft == limit and hard == limit:
         return check("memlock.containers", "memlock", title, PASS, expected, actual,
                      "Docker's default-ulimits give containers the tuned limit")

@@ -241,3 +241,14 @@ def test_docker_default_ulimits_in_bytes_are_compared_in_kib():
 def test_changed_memlock_files_fail():
     files = by_id(memlock_checks(memlock_state(files=[{"path": LIMITS_FILE, "changed": True}]), MEMLOCK_INPUTS))["memlock.files"]
     assert files["verdict"] == "FAIL" and LIMITS_FILE in files["actual"]
+
+
+def test_limits_the_module_would_still_write_are_not_in_effect():
+    # In check mode the module reports what its files give; the login check must not take that for the node's state.
+    state = memlock_state(files=[{"path": LIMITS_FILE, "changed": True},
+                                 {"path": "/etc/docker/daemon.json", "changed": True}])
+    checks = by_id(memlock_checks(state, MEMLOCK_INPUTS))
+    assert checks["memlock.login"]["verdict"] == "FAIL"
+    assert LIMITS_FILE + " is missing or differs" in checks["memlock.login"]["reason"]
+    assert checks["memlock.containers"]["verdict"] == "FAIL"
+    assert checks["memlock.containers"]["actual"] == "not in /etc/docker/daemon.json"
