@@ -122,7 +122,7 @@ def _header(nodes, comparison, generated_at, title):
 # ------------------------------------------------------------------ the fleet table
 
 def _table_head(columns, comparison):
-    baseline = '<th rowspan="2" class="sortable" data-sort="baseline" title="Since the baseline">Since baseline</th>' \
+    baseline = '<th rowspan="2" class="sortable" data-sort="baseline" title="Since the baseline">Baseline</th>' \
         if comparison else ""
     counts = "".join('<th rowspan="2" class="sortable count v-%s" data-sort="count:%s">%s</th>' % (verdict, verdict, verdict)
                      for verdict in VERDICTS)
