@@ -127,7 +127,7 @@ def test_comparison_with_a_baseline(fleet):
     header = page.find_all("header")[0].all_text()
     assert "before-thp" in header and "2026-12-01T20:00:00Z" in header and "1 changed" in header and "1 gone" in header
     (row,) = [row for row in page.iter("tr") if row.attrs.get("data-node") == "gpu-a"]
-    changed = [cell for cell in row.find_all("td", class_="changed")]
+    changed = row.find_all("td", class_="changed")
     assert [cell.attrs["data-check"] for cell in changed] == ["sysctl.swappiness"]
     assert "before the baseline: PASS (0)" in changed[0].attrs["title"]
     assert row.find_all("td", class_="status")[0].attrs["data-status"] == "changed"
