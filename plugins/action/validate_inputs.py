@@ -10,6 +10,7 @@ __metaclass__ = type
 import os
 
 from ansible.errors import AnsibleError
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
@@ -20,6 +21,9 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs impor
 )
 
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "roles"))
+# Roles that only read: they run the tuning roles in check mode, and a play
+# outside check mode would let those roles' handlers act.
+READ_ONLY_ROLES = ("audit",)
 
 
 class ActionModule(ActionBase):
@@ -27,7 +31,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _requires_connection = False
-    _VALID_ARGS = frozenset(("role",))
+    _VALID_ARGS = frozenset(("role", "all_roles"))
 
     def _given(self, names, task_vars):
         """The host's value of each name it has, templated; and one message per value that cannot be."""
@@ -51,15 +55,19 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="role: got %r; allowed: %s" % (
                 role, ", ".join(name for name in roles if name != COLLECTION_ROLE)))
             return result
+        if role in READ_ONLY_ROLES and not self._task.check_mode:
+            result.update(failed=True, msg="the %s role only reads and must run in a play with check_mode: true "
+                                           "(playbooks/audit.yml does); nothing was run" % role)
+            return result
 
         given, errors = self._given(input_names(roles), task_vars)
         more, profile, inputs = check_collection(roles, given)
         errors.extend(more)
 
         result.update(changed=False, profile=profile)
-        if role is None:
+        if role is None or boolean(self._task.args.get("all_roles", False), strict=False):
             result["roles"] = inputs
-        else:
+        if role is not None:
             result["inputs"] = inputs[role]
         if errors:
             result.update(failed=True, errors=errors,

@@ -28,7 +28,12 @@ options:
     description:
       - The role whose resolved inputs are returned in RV(inputs). Every role is validated either way.
       - When omitted, RV(roles) holds every role's inputs.
+      - The C(audit) role only reads; it fails unless the task runs in check mode.
     type: str
+  all_roles:
+    description: Return RV(roles) as well when O(role) is given.
+    type: bool
+    default: false
 attributes:
   check_mode:
     description: Runs the same in check mode; it never changes anything.
@@ -73,7 +78,7 @@ inputs:
   sample: {thp_enabled: always, thp_defrag: defer+madvise, thp_khugepaged_defrag: true, gpuops_profile: training}
 roles:
   description: The same as RV(inputs), for every role, by role name.
-  returned: when O(role) is not given
+  returned: when O(role) is not given, or O(all_roles) is true
   type: dict
 errors:
   description: One message per invalid input.
@@ -87,7 +92,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(role=dict(type="str")), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=dict(role=dict(type="str"), all_roles=dict(type="bool", default=False)), supports_check_mode=True)
     module.fail_json(msg="gpuops.hardening.validate_inputs runs on the controller as an action plugin; "
                          "call it as a task, not as a module on the host.")
 

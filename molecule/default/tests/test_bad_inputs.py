@@ -92,6 +92,13 @@ MIG_CASES = [
                  ["no config 'all-2g.20gb'", "all-1g.10gb, all-disabled, lab-mixed"], id="mig_parted_unknown_config"),
 ]
 
+# The audit's inputs are checked with every other role's, so site.yml stops on them too.
+AUDIT_CASES = [
+    pytest.param({"audit_cuda_versions": ["14.1"]}, ["audit_cuda_versions", '"14.1"', "11.x, 12.x, 13.x"], id="audit_unknown_cuda"),
+    pytest.param({"audit_save_baseline": "../etc"}, ["audit_save_baseline", '"../etc"', "letters, digits"], id="audit_baseline_path"),
+    pytest.param({"gpuops_audit_fail_on_drift": True}, ["gpuops_audit_fail_on_drift", "audit_fail_on_fail"], id="audit_removed_variable"),
+]
+
 PERSISTENCED_CASES = [
     pytest.param({"persistenced_timeout": 0}, ["persistenced_timeout", "got 0", "from 1 to 600"], id="persistenced_timeout_zero"),
 ]
@@ -129,7 +136,7 @@ def _snapshot(host):
 
 
 @pytest.mark.parametrize("extra_vars, fragments", SITE_CASES + NUMA_BINDING_CASES + PERSISTENCED_CASES + MPS_CASES
-                         + MIG_CASES)
+                         + MIG_CASES + AUDIT_CASES)
 def test_site_stops_in_its_validation_play(host, extra_vars, fragments):
     before = _snapshot(host)
     output = _run("playbooks/site.yml", extra_vars)

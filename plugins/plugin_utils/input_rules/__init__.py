@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
+    audit,
     memlock,
     mig,
     mps,
@@ -26,6 +27,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 )
 
 RULES = {
+    "audit": audit,
     "memlock": memlock,
     "mig": mig,
     "mps": mps,

@@ -279,3 +279,20 @@ def test_mps_directories_that_are_the_same_are_reported_with_other_errors():
 def test_mps_directories_both_bad_are_not_also_reported_as_the_same():
     errors = _errors({"mps_pipe_directory": "/tmp", "mps_log_directory": "/tmp"})
     assert len(errors) == 2 and all("outside /tmp and /var/tmp" in error for error in errors), errors
+
+
+@pytest.mark.parametrize("given, fragments", [
+    ({"audit_cuda_versions": ["14.1"]}, ['audit_cuda_versions: got "14.1"', "11.x, 12.x, 13.x"]),
+    ({"audit_cuda_versions": ["twelve"]}, ['audit_cuda_versions: got "twelve"']),
+    ({"audit_compare_baseline": "a/b"}, ['audit_compare_baseline: got "a/b"', "letters, digits"]),
+    ({"gpuops_audit_fail_on_drift": True}, ["gpuops_audit_fail_on_drift: no longer an input; set audit_fail_on_fail instead"]),
+])
+def test_audit_inputs_name_the_variable_the_value_and_what_is_allowed(given, fragments):
+    message = "; ".join(_errors(given))
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_good_audit_inputs_pass():
+    inputs = _inputs({"audit_cuda_versions": ["11.8", "12.4", "13.0"], "audit_save_baseline": "before-thp"}, "audit")
+    assert inputs["audit_cuda_versions"] == ["11.8", "12.4", "13.0"]

@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of gpuops.hardening.audit_node: turns what the roles read in check mode into checks."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document import (
+    STATE_VARIABLES,
+    node_checks,
+    node_document,
+)
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.plain_data import plain
+
+
+class ActionModule(ActionBase):
+    """Builds the host's audit document from its registered role results; nothing is sent to the host."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _VALID_ARGS = frozenset(("inputs", "role_errors", "cuda_versions"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        task_vars = task_vars or {}
+        inputs = plain(self._task.args.get("inputs") or {})
+        states = dict((name, plain(task_vars.get(variable))) for name, variable in STATE_VARIABLES.items())
+        topology = plain((task_vars.get("ansible_facts") or {}).get("gpu_topology") or {})
+        checks = node_checks(inputs, states, plain(self._task.args.get("role_errors") or {}), topology,
+                             plain(self._task.args.get("cuda_versions") or []))
+        profile = (inputs.get("sysctl") or {}).get("gpuops_profile")
+        document = node_document(task_vars.get("inventory_hostname"), profile, checks, topology)
+        result.update(changed=False, ansible_facts={"gpuops_audit": document}, summary=document["summary"])
+        return result

@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One node's audit document: every check, in a fixed order, with its summary.
+
+docs/audit.md documents the schema (SCHEMA_VERSION). The document holds no time
+stamp, so the same node state always gives the same document.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_checks, audit_gpu_checks
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.driver_compat import preflight_checks
+
+SCHEMA_VERSION = 1
+
+# The registered result each tuning role leaves, by the name the audit gives it.
+STATE_VARIABLES = {
+    "sysctl_settings": "sysctl_settings_state",
+    "sysctl_swap": "sysctl_swap_state",
+    "thp": "thp_state",
+    "memlock": "memlock_state",
+    "persistenced": "persistenced_state",
+    "mig": "mig_converged",
+    "mps": "mps_converged",
+}
+# The role behind each state, whose failure explains a missing one.
+STATE_ROLES = {"sysctl_settings": "sysctl", "sysctl_swap": "sysctl", "thp": "thp", "memlock": "memlock",
+               "persistenced": "persistenced", "mig": "mig", "mps": "mps"}
+AUDITED_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding")
+
+
+def node_checks(inputs, states, role_errors, topology, cuda_versions):
+    """Every check for one node, in the tuning guide's order: zero-cost knobs, GPU services, partitioning, data path."""
+    def error(name):
+        return (role_errors or {}).get(STATE_ROLES.get(name, name))
+
+    def state(name):
+        return (states or {}).get(name)
+
+    topology = topology or {}
+    found = []
+    found.extend(audit_checks.sysctl_checks(state("sysctl_settings"), inputs.get("sysctl", {}), error("sysctl_settings")))
+    found.extend(audit_checks.swap_checks(state("sysctl_swap"), inputs.get("sysctl", {}), error("sysctl_swap")))
+    found.extend(audit_checks.thp_checks(state("thp"), inputs.get("thp", {}), error("thp")))
+    found.extend(audit_checks.memlock_checks(state("memlock"), inputs.get("memlock", {}), error("memlock")))
+    found.extend(audit_gpu_checks.persistence_checks(state("persistenced"), topology, error("persistenced")))
+    found.extend(audit_gpu_checks.mig_checks(state("mig"), inputs.get("mig", {}), topology, error("mig")))
+    found.extend(audit_gpu_checks.mps_checks(state("mps"), inputs.get("mps", {}), error("mps")))
+    found.extend(audit_gpu_checks.topology_checks(topology, error("numa_binding")))
+    found.extend(preflight_checks(topology.get("driver_version"), topology.get("cuda_version"),
+                                  topology.get("gpus") or [], list(cuda_versions or [])))
+    return found
+
+
+def summary(checks):
+    counts = dict((verdict, 0) for verdict in audit_checks.VERDICTS)
+    for item in checks:
+        counts[item["verdict"]] += 1
+    return counts
+
+
+def node_document(node, profile, checks, topology, error=None):
+    """The JSON document of one node (schema in docs/audit.md)."""
+    topology = topology or {}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "node": node,
+        "profile": profile,
+        "error": error,
+        "summary": summary(checks),
+        "checks": checks,
+        "driver": {"driver_version": topology.get("driver_version"), "cuda_version": topology.get("cuda_version")},
+        "topology": topology,
+    }
+
+
+def unaudited_document(node, profile, why):
+    """The document of a node that could not be audited at all (unreachable, or failed before any check)."""
+    return node_document(node, profile, [], {}, error=why)
+
+
+def failed_checks(document):
+    return [item["id"] for item in document.get("checks") or [] if item["verdict"] == audit_checks.FAIL]

@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""audit: CUDA versions NVIDIA's minimum-driver table knows, and baseline names that are file names."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_baseline import check_name
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, unchanged
+
+REMOVED = {
+    "gpuops_audit_fail_on_drift": "audit_fail_on_fail",
+}
+
+
+def errors(inputs, profile_entry):  # pylint: disable=unused-argument
+    found = []
+    for version in inputs.get("audit_cuda_versions") or []:
+        try:
+            driver_compat.cuda_driver_floor(version)
+        except ValueError:
+            found.append(bad("audit_cuda_versions", version, "CUDA versions such as 12.4 or 13.0, of the majors "
+                             "NVIDIA's minimum-driver table lists: %s" % ", ".join("%d.x" % major for major in driver_compat.known_cuda_majors())))
+    for name in ("audit_save_baseline", "audit_compare_baseline"):
+        value = inputs.get(name)
+        if isinstance(value, str) and value and check_name(value):
+            found.append(bad(name, value, check_name(value)))
+    return found
+
+
+resolve = unchanged
