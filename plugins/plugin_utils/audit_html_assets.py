@@ -64,7 +64,7 @@ table { border-collapse: separate; border-spacing: 0; }
 .sortable { cursor: pointer; }
 .sortable:hover { background: #eef4fb !important; }
 .sortable[aria-sort] { background: #ddf4ff !important; box-shadow: inset 0 -3px 0 var(--accent); }
-td.cell { min-width: 52px; font-size: 11px; font-weight: 700; letter-spacing: .03em; }
+td.cell { min-width: 46px; font-size: 10.5px; font-weight: 700; letter-spacing: .03em; }
 .cell.v-FAIL { background: var(--fail); color: #fff; }
 .cell.v-WARN { background: var(--warn); color: var(--warn-ink); }
 .cell.v-PASS { background: var(--pass-bg); color: var(--pass); }
