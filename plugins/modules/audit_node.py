@@ -37,16 +37,8 @@ options:
     type: list
     elements: str
     default: []
-attributes:
-  check_mode:
-    description: Runs the same in check mode; it never changes anything.
-    support: full
-  diff_mode:
-    description: Has no diff.
-    support: none
-  action:
-    description: Runs on the controller.
-    support: full
+extends_documentation_fragment:
+  - gpuops.hardening.controller
 """
 
 EXAMPLES = r"""

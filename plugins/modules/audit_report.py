@@ -48,16 +48,10 @@ options:
     description: The report's title.
     type: str
     default: GPU fleet audit
-attributes:
-  check_mode:
-    description: Writes its files in check mode too; they are the audit's output on the controller, not node state.
-    support: full
-  diff_mode:
-    description: Has no diff.
-    support: none
-  action:
-    description: Runs on the controller.
-    support: full
+extends_documentation_fragment:
+  - gpuops.hardening.controller
+notes:
+  - It writes its files on the controller in check mode too; they are the audit's output, not the node's state.
 """
 
 EXAMPLES = r"""

@@ -34,16 +34,8 @@ options:
     description: Return RV(roles) as well when O(role) is given.
     type: bool
     default: false
-attributes:
-  check_mode:
-    description: Runs the same in check mode; it never changes anything.
-    support: full
-  diff_mode:
-    description: Has no diff.
-    support: none
-  action:
-    description: Runs on the controller.
-    support: full
+extends_documentation_fragment:
+  - gpuops.hardening.controller
 notes:
   - "Variables set inline on a later role's entry in a play (its C(vars) in the play's C(roles) list) are not visible
     while an earlier role runs, so they are checked when that role starts. Put such values in inventory, play

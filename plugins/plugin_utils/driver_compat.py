@@ -135,7 +135,8 @@ def _cuda_check(version, driver, driver_cuda):
         floor = cuda_driver_floor(version)
         wanted = parse_cuda_version(version)
     except ValueError as error:
-        return _check(check_id, title, "FAIL", "a CUDA version with a known driver floor", actual, str(error))
+        known = ", ".join(str(major) for major in known_cuda_majors())
+        return _check(check_id, title, "FAIL", "a CUDA major with a known driver floor (%s)" % known, actual, str(error))
     major = wanted[0]
     expected = "driver ≥ %s (CUDA %d.x)" % (floor, major)
     if not driver_at_least(driver, floor):
@@ -197,13 +198,14 @@ def preflight_checks(driver_version, driver_cuda_version, gpus, cuda_versions) -
 
     driver_version, driver_cuda_version: what nvidia-smi reports (None without a driver).
     gpus: the gpu_topology fact's GPUs (index, name, mig_mode, mig_mode_pending, mig_devices).
-    cuda_versions: the CUDA versions the node must run ('12.4', '13').
+    cuda_versions: the CUDA versions the node must run ('12.4', '13'); None or [] when none is declared.
 
     One ``driver.cuda.<version>`` check per CUDA version (or one ``driver.cuda`` SKIP when
     none is declared), then one ``driver.mig_floor.gpu<index>`` check per MIG-capable GPU
     in the fact's order (or one ``driver.mig_floor`` SKIP when no GPU is MIG-capable).
     Every value is a string.
     """
+    cuda_versions = [] if cuda_versions is None else cuda_versions
     if isinstance(cuda_versions, (str, bytes)) or not isinstance(cuda_versions, (list, tuple)):
         raise TypeError("cuda_versions must be a list of CUDA versions, got %r" % (cuda_versions,))
     driver = None if driver_version is None else str(driver_version).strip()

@@ -211,13 +211,17 @@ def test_immediate_mig_mode_change_matches_capture(make_state, smi, capture, bef
 # ---- plain nvidia-smi -------------------------------------------------------------
 
 def test_summary_table_matches_gh200_capture(make_state, smi):
+    theirs = body_lines(real_captures.load("gh200_grace_hopper_nvidia_smi.txt"))
+    # The captured node ran another driver than the profile's: take its versions from the header.
+    driver, cuda = re.search(r"Driver Version: (\S+)\s+CUDA Version: (\S+)", "\n".join(theirs)).groups()
+
     def as_captured(state):
         state["gpus"][0]["pci_bus_id"] = "0000:dd:00.0"
         state["gpus"][0]["persistence_legacy"] = True
+        state.update(driver_version=driver, cuda_version=cuda)
     rc, out, _err = smi(make_state("gh200", as_captured))
     assert rc == 0
     ours = body_lines(out)
-    theirs = body_lines(real_captures.load("gh200_grace_hopper_nvidia_smi.txt"))
     assert re.match(r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$", ours[0])
     assert ours[1:] == theirs[1:]
 

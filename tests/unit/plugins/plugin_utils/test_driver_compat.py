@@ -217,6 +217,7 @@ def test_cuda_fail_never_pass_for_a_version_without_a_floor(version, words):
     check = _by_id(checks)["driver.cuda.%s" % version]
     assert check["verdict"] == "FAIL"
     assert words in check["reason"]
+    assert check["expected"] == "a CUDA major with a known driver floor (11, 12, 13)"
 
 
 def test_cuda_fail_when_the_driver_reports_an_unreadable_cuda_version():
@@ -229,11 +230,14 @@ def test_one_cuda_check_per_declared_version_in_order_without_duplicates():
     assert [check["verdict"] for check in checks][:3] == ["PASS", "PASS", "FAIL"]
 
 
-def test_no_cuda_version_declared_is_one_skip_naming_the_variable():
-    check = _cuda("570.124.06", "12.8")["driver.cuda"]
+@pytest.mark.parametrize("declared", [[], None])
+def test_no_cuda_version_declared_is_one_skip_naming_the_variable(declared):
+    checks = _by_id(preflight_checks("570.124.06", "12.8", [], declared))
+    check = checks["driver.cuda"]
     assert check["verdict"] == "SKIP"
     assert "no CUDA versions were declared" in check["reason"]
     assert "audit_cuda_versions" in check["reason"]
+    assert not [check_id for check_id in checks if check_id.startswith("driver.cuda.")]
 
 
 def test_cuda_versions_must_be_a_list():
