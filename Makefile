@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units molecule kernel bench build clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units browser molecule kernel bench build clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ sanity: venv ## ansible-test sanity (empty ignore files)
 
 units: venv ## ansible-test units
 	@scripts/ansible-test.sh units
+
+browser: venv ## Open the audit's fleet report in headless Chromium and check what it shows
+	@scripts/browser-test.sh
 
 molecule: venv ## Molecule default scenario on the container lab
 	@scripts/molecule-scenario.sh default

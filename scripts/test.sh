@@ -37,6 +37,7 @@ python scripts/collection_copies.py snapshot "${STATE_DIR}/collection-copies.jso
 gate lint scripts/lint.sh
 gate sanity scripts/ansible-test.sh sanity
 gate units scripts/ansible-test.sh units
+gate browser scripts/browser-test.sh
 
 gate lab lab_up
 gate emulator-in-container python -m pytest -q -p no:cacheprovider tests/gpu_emulator/test_lab_container.py

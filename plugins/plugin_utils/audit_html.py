@@ -21,7 +21,6 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html_assets
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.topology_svg import render_topology_svg
 
 VERDICTS = ("FAIL", "WARN", "PASS", "SKIP")
-AREA_ORDER = ("sysctl", "swap", "thp", "memlock", "persistence", "mps", "mig", "numa", "topology", "driver")
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
        "base-uri 'none'; form-action 'none'")
 
@@ -66,14 +65,19 @@ def summary_of(node):
 
 
 def check_columns(nodes):
-    """[(area, [(check id, title)])]: known areas in the audit's order, others by name; checks as first seen."""
-    areas = {}
+    """[(area, [(check id, title)])], areas and checks in the order the documents first list them.
+
+    The audit lists every node's checks in the tuning guide's order, so that is the table's order.
+    """
+    areas, order = {}, []
     for node in nodes:
         for check in _checks(node):
-            columns = areas.setdefault(check.get("area") or "other", [])
-            if check["id"] not in [column[0] for column in columns]:
-                columns.append((check["id"], check.get("title") or check["id"]))
-    order = [area for area in AREA_ORDER if area in areas] + sorted(area for area in areas if area not in AREA_ORDER)
+            area = check.get("area") or "other"
+            if area not in areas:
+                areas[area] = []
+                order.append(area)
+            if check["id"] not in [column[0] for column in areas[area]]:
+                areas[area].append((check["id"], check.get("title") or check["id"]))
     return [(area, areas[area]) for area in order]
 
 
@@ -122,7 +126,7 @@ def _header(nodes, comparison, generated_at, title):
 # ------------------------------------------------------------------ the fleet table
 
 def _table_head(columns, comparison):
-    baseline = '<th rowspan="2" class="sortable" data-sort="baseline" title="Since the baseline">Since baseline</th>' \
+    baseline = '<th rowspan="2" class="sortable" data-sort="baseline" title="Since the baseline">Baseline</th>' \
         if comparison else ""
     counts = "".join('<th rowspan="2" class="sortable count v-%s" data-sort="count:%s">%s</th>' % (verdict, verdict, verdict)
                      for verdict in VERDICTS)

@@ -48,7 +48,7 @@ button:hover, .toggle:hover { border-color: var(--accent); }
 table { border-collapse: separate; border-spacing: 0; }
 #fleet-table th, #fleet-table td { padding: 4px 6px; text-align: center; white-space: nowrap; border-bottom: 1px solid var(--line); }
 #fleet-table thead th { background: #fff; font-size: 12px; }
-#fleet-table th.node { position: sticky; left: 0; z-index: 1; min-width: 150px; text-align: left; background: #fff; }
+#fleet-table th.node { position: sticky; left: 0; z-index: 1; min-width: 130px; text-align: left; background: #fff; }
 #fleet-table tbody th.node a { font-weight: 700; }
 #fleet-table .profile { display: block; color: var(--muted); font-size: 11px; font-weight: 400; }
 #fleet-table th.area { color: var(--muted); font-size: 11px; font-weight: 600; border-left: 2px solid var(--line); }
@@ -57,14 +57,14 @@ table { border-collapse: separate; border-spacing: 0; }
 #fleet-table th.check { height: 200px; vertical-align: bottom; font-weight: 500; }
 #fleet-table th.check span { display: inline-block; max-height: 190px; overflow: hidden; text-overflow: ellipsis;
   writing-mode: vertical-rl; transform: rotate(180deg); }
-#fleet-table th.count { min-width: 48px; }
+#fleet-table th.count { min-width: 42px; }
 #fleet-table td.count { font-variant-numeric: tabular-nums; color: var(--muted); }
 #fleet-table td.count.v-FAIL:not([data-count="0"]) { color: var(--fail); font-weight: 700; }
 #fleet-table td.count.v-FAIL, #fleet-table th.count.v-FAIL { border-left: 2px solid var(--line); }
 .sortable { cursor: pointer; }
 .sortable:hover { background: #eef4fb !important; }
 .sortable[aria-sort] { background: #ddf4ff !important; box-shadow: inset 0 -3px 0 var(--accent); }
-td.cell { min-width: 56px; font-size: 11px; font-weight: 700; letter-spacing: .03em; }
+td.cell { min-width: 46px; font-size: 10.5px; font-weight: 700; letter-spacing: .03em; }
 .cell.v-FAIL { background: var(--fail); color: #fff; }
 .cell.v-WARN { background: var(--warn); color: var(--warn-ink); }
 .cell.v-PASS { background: var(--pass-bg); color: var(--pass); }

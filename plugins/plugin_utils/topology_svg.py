@@ -203,11 +203,11 @@ def _gpu_tile(gpu, rect):
 
 def _nic_tile(nic, rect):
     x, y, width, height = rect
-    detail = ", ".join(nic.get("netdevs") or []) or (nic.get("pci_bus_id") or "").replace("0000:", "", 1)
-    tip = "NIC %s\n%s" % (nic["name"], " \u00b7 ".join(
-        part for part in (", ".join(nic.get("netdevs") or []), nic.get("pci_bus_id"),
-                          "nearest GPUs %s" % ", ".join("%s" % n for n in nic["nearest_gpus"]) if nic.get("nearest_gpus") else "")
-        if part))
+    netdevs = ", ".join(nic.get("netdevs") or [])
+    detail = netdevs or (nic.get("pci_bus_id") or "").replace("0000:", "", 1)
+    nearest = ", ".join("%s" % index for index in nic.get("nearest_gpus") or [])
+    facts = [netdevs, nic.get("pci_bus_id"), "nearest GPUs %s" % nearest if nearest else ""]
+    tip = "NIC %s\n%s" % (nic["name"], " \u00b7 ".join(fact for fact in facts if fact))
     return ['<g class="nic" data-nic="%s">' % _esc(nic["name"]), _title(tip),
             _rect(x, y, width, height, "#eef2f7", "#5b6b7f", radius=5),
             _text(x + 8, y + 17, nic["name"], size=12, weight="700", width=width - 12),
@@ -384,8 +384,10 @@ def render_topology_svg(topology, node_name=""):
     if layout.fabric:
         band = FABRIC_H
     elif layout.gpu_links:
-        band = max(0.75 * _arc_rise(where[a["index"]].gpu_rect(a["index"])[0], where[b["index"]].gpu_rect(b["index"])[0])
-                   for _kind, a, b in layout.gpu_links) - PAD + 8
+        # Arc ends sit anywhere along a tile's top: the widest they can be apart bounds the highest arc.
+        spans = [abs(where[a["index"]].gpu_rect(a["index"])[0] - where[b["index"]].gpu_rect(b["index"])[0]) + GPU_W
+                 for _kind, a, b in layout.gpu_links]
+        band = 0.75 * _arc_rise(0, max(spans)) - PAD + 8
     boxes_top = MARGIN + HEADER_H + max(band, 0)
     for box in boxes:
         box.y = boxes_top

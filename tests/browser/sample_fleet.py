@@ -34,7 +34,7 @@ CHECKS = (
     ("mig.layout", "mig", "MIG layout", "as declared"),
     ("numa.binding", "numa", "Every GPU has a NUMA binding", "yes"),
     ("topology.nic_locality", "topology", "Nearest NIC on the GPU's NUMA node", "yes"),
-    ("driver.version", "driver", "Driver version", ">= 550"),
+    ("driver.version", "driver", "Driver version", ">= 525.60.13 (CUDA 12.0)"),
 )
 
 # {check id: (verdict, actual, reason)} where a node differs from a clean pass.
@@ -59,6 +59,8 @@ def node_document(name, profile, topology, findings):
         verdict, actual, reason = findings.get(check_id, ("PASS", expected, "as expected"))
         if check_id == "thp.enabled" and profile == "inference":
             expected = "madvise"
+        if check_id == "driver.version":
+            actual = topology.get("driver_version")
         checks.append({"id": check_id, "area": area, "title": title, "verdict": verdict,
                        "expected": expected, "actual": actual, "reason": reason})
     summary = dict((verdict, sum(1 for check in checks if check["verdict"] == verdict))

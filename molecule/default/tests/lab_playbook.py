@@ -14,9 +14,10 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", 
 
 def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
     """(returncode, output) of ansible-playbook [FLAGS] PLAYBOOK (relative to the checkout) on the hosts in limit."""
-    argv = ["ansible-playbook"] + list(flags) + [playbook,
-            # The whole inventory directory: the groups live in the linked lab inventory.
-            "-i", os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"]), "-l", limit]
+    argv = ["ansible-playbook"] + list(flags) + [
+        playbook,
+        # The whole inventory directory: the groups live in the linked lab inventory.
+        "-i", os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"]), "-l", limit]
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
     run = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False,

@@ -66,11 +66,11 @@ def test_every_node_and_check_is_in_the_table(fleet):
     assert cells["sysctl.swappiness"].attrs["data-verdict"] == "FAIL"
     assert cells["sysctl.swappiness"].attrs["title"].startswith("60 > 0")
     assert cells["custom.thing"].attrs["data-verdict"] == ""  # not checked on gpu-a
-    # Columns grouped by area, the audit's areas first in its order, unknown ones after.
+    # Columns grouped by area, in the order the documents first list them.
     heads = [th.attrs["data-check"] for th in table.find_all("th", class_="check")]
-    assert heads == ["sysctl.swappiness", "thp.enabled", "mig.layout", "driver.version", "custom.thing"]
+    assert heads == ["sysctl.swappiness", "thp.enabled", "driver.version", "mig.layout", "custom.thing"]
     assert [(th.attrs["data-area"], th.attrs["colspan"]) for th in table.find_all("th", class_="area")] == [
-        ("sysctl", "1"), ("thp", "1"), ("mig", "1"), ("driver", "1"), ("zzz", "1")]
+        ("sysctl", "1"), ("thp", "1"), ("driver", "1"), ("mig", "1"), ("zzz", "1")]
     assert [section.attrs["id"] for section in page.find_all("section", class_="node-detail")] == \
         ["node-gpu-a", "node-gpu-b", "node-gpu-c"]
     assert "2026-12-02T09:30:00Z" in page.find_all("header")[0].all_text()
@@ -98,7 +98,7 @@ def test_drill_down_has_every_check_and_the_topology_picture(fleet):
     (section,) = parse(render_fleet_report(fleet)).find_all("section", id="node-gpu-a")
     rows = section.find_all("tr", class_=None)
     assert [row.attrs["data-check"] for row in rows if "data-check" in row.attrs] == [
-        "sysctl.swappiness", "thp.enabled", "mig.layout", "driver.version"]
+        "sysctl.swappiness", "thp.enabled", "driver.version", "mig.layout"]
     assert "60 > 0" in section.all_text()
     (svg,) = section.find_all("svg")
     assert len(svg.find_all("g", class_="gpu")) == 8 and len(svg.find_all("g", class_="numa-node")) == 2
@@ -127,7 +127,7 @@ def test_comparison_with_a_baseline(fleet):
     header = page.find_all("header")[0].all_text()
     assert "before-thp" in header and "2026-12-01T20:00:00Z" in header and "1 changed" in header and "1 gone" in header
     (row,) = [row for row in page.iter("tr") if row.attrs.get("data-node") == "gpu-a"]
-    changed = [cell for cell in row.find_all("td", class_="changed")]
+    changed = row.find_all("td", class_="changed")
     assert [cell.attrs["data-check"] for cell in changed] == ["sysctl.swappiness"]
     assert "before the baseline: PASS (0)" in changed[0].attrs["title"]
     assert row.find_all("td", class_="status")[0].attrs["data-status"] == "changed"
@@ -172,7 +172,9 @@ def test_summary_counted_when_the_document_has_none():
     node = _node("x", [_check("thp.enabled", "thp", "FAIL"), _check("mig.layout", "mig", "pass")])
     del node["summary"]
     assert summary_of(node) == {"FAIL": 1, "WARN": 0, "PASS": 1, "SKIP": 0}
-    assert check_columns([node]) == [("thp", [("thp.enabled", "enabled")]), ("mig", [("mig.layout", "layout")])]
+    other = _node("y", [_check("mig.layout", "mig", "PASS"), _check("sysctl.swappiness", "sysctl", "PASS")])
+    assert check_columns([node, other]) == [("thp", [("thp.enabled", "enabled")]), ("mig", [("mig.layout", "layout")]),
+                                            ("sysctl", [("sysctl.swappiness", "swappiness")])]
 
 
 def test_no_nodes_is_still_a_page():
