@@ -42,5 +42,8 @@ gate browser scripts/browser-test.sh
 gate lab lab_up
 gate emulator-in-container python -m pytest -q -p no:cacheprovider tests/gpu_emulator/test_lab_container.py
 gate molecule-default scripts/molecule-scenario.sh default
+# The fleet report the lab's audit wrote (molecule/default/tests/test_audit.py), as a person sees it.
+gate browser-lab-report env GPUOPS_AUDIT_REPORT_DIR="${STATE_DIR}/audit-report" \
+  GPUOPS_AUDIT_SCREENSHOT="${STATE_DIR}/audit-report/screenshot.png" scripts/browser-test.sh
 gate molecule-kernel scripts/molecule-scenario.sh kernel
 gate no-installed-copy python scripts/collection_copies.py check "${STATE_DIR}/collection-copies.json"
