@@ -12,6 +12,13 @@ import subprocess
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
+def _test_env():
+    """The environment of a test's own run: never recorded as Molecule's check step, even with --check."""
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env.pop("GPUOPS_CHECK_RECAP", None)
+    return env
+
+
 def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
     """(returncode, output) of ansible-playbook [FLAGS] PLAYBOOK (relative to the checkout) on the hosts in limit."""
     argv = ["ansible-playbook"] + list(flags) + [
@@ -21,5 +28,5 @@ def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
     run = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-                         env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"))
+                         env=_test_env())
     return run.returncode, run.stdout + run.stderr
