@@ -22,8 +22,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_checks impo
     ran,
     text,
 )
-
-NO_MIG = (None, "", "N/A", "[N/A]")
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.driver_compat import mig_capable
 
 
 def persistence_checks(state, topology, role_error=None):
@@ -110,7 +109,7 @@ def mig_checks(state, inputs, topology, role_error=None):
     if declared and ran(state):
         planned = dict((str(gpu.get("index")), gpu) for gpu in state.get("gpus") or [])
     for gpu in topology.get("gpus") or []:
-        if gpu.get("mig_mode") in NO_MIG:
+        if not mig_capable(gpu):
             continue
         found.append(_mig_mode(gpu, planned.get(str(gpu.get("index")))))
     if not declared:

@@ -159,7 +159,8 @@ def _cuda_check(version, driver, driver_cuda):
                   "driver %s meets the CUDA %d.x floor %s and reports CUDA %s" % (driver, major, floor, driver_cuda))
 
 
-def _mig_capable(gpu):
+def mig_capable(gpu):
+    """Whether nvidia-smi reports a MIG mode for the GPU (a gpu_topology entry); the audit's MIG checks use it too."""
     return gpu.get("mig_mode") not in _MIG_NOT_AVAILABLE or gpu.get("mig_mode_pending") not in _MIG_NOT_AVAILABLE
 
 
@@ -236,7 +237,7 @@ def preflight_checks(driver_version, driver_cuda_version, gpus, cuda_versions) -
     if not usable:
         checks.append(_no_driver("driver.mig_floor", "MIG driver floor", driver, driver_error))
         return checks
-    mig_gpus = [gpu for gpu in gpus or [] if _mig_capable(gpu)]
+    mig_gpus = [gpu for gpu in gpus or [] if mig_capable(gpu)]
     if not mig_gpus:
         checks.append(_check("driver.mig_floor", "MIG driver floor", "SKIP", "a MIG-capable GPU", "none",
                              "no GPU on this node is MIG-capable"))
