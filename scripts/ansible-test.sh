@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # Runs `ansible-test sanity|units` on a copy of the collection placed where
 # ansible-test needs it: build/ansible_collections/gpuops/hardening.
+# With the host venv by default: the oldest supported ansible-core (2.19). With
+# GPUOPS_ANSIBLE_TEST_IMAGE=IMAGE, inside that image instead: the execution
+# environment carries the newest (2.21, Python 3.13; scripts/ee-build.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 activate_venv
 
 suite="${1:?usage: ansible-test.sh sanity|units [extra ansible-test args]}"
 shift
-python_version="$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+image="${GPUOPS_ANSIBLE_TEST_IMAGE:-}"
+version_of_python='import sys; print("%d.%d" % sys.version_info[:2])'
+if [ -n "${image}" ]; then
+  python_version="$(docker run --rm --network none "${image}" python3 -c "${version_of_python}")"
+else
+  python_version="$(python -c "${version_of_python}")"
+fi
 # Outside the checkout: inside it, ansible-test would ask git for the file list
 # and find the (ignored) copy empty.
-build_root="${GPUOPS_BUILD_DIR:-${CACHE_DIR}/ansible-test/$(printf '%s' "${REPO_ROOT}" | sha256sum | cut -c1-12)}"
+build_root="${GPUOPS_BUILD_DIR:-${CACHE_DIR}/ansible-test/$(printf '%s' "${REPO_ROOT}${image}" | sha256sum | cut -c1-12)}"
 collection_dir="${build_root}/ansible_collections/gpuops/hardening"
 
 # Copy exactly what git would ship: tracked files plus untracked, non-ignored ones.
@@ -22,9 +31,12 @@ mkdir -p "${collection_dir}"
 # ansible-test fetches a pip bootstrap script from the internet for every venv it
 # makes. Offline, it uses this cached file instead; our stand-in bootstraps pip
 # from the interpreter's own ensurepip and then installs from the configured index.
-cache="${HOME}/.ansible/test/cache"
+# In the image, ~/.ansible is a cache folder of the host's (its venvs survive the run).
+ansible_home="${HOME}/.ansible"
+[ -z "${image}" ] || ansible_home="${CACHE_DIR}/ansible-test-home/${python_version}"
+cache="${ansible_home}/test/cache"
 mkdir -p "${cache}"
-for name in get_pip_24_2.py get_pip_23_1_2.py get_pip.py; do
+for name in get_pip_25_2.py get_pip_24_2.py get_pip_23_1_2.py get_pip.py; do
   cp "${REPO_ROOT}/scripts/get-pip-offline.py" "${cache}/${name}"
 done
 
@@ -43,9 +55,22 @@ with open(sys.argv[1], "w", encoding="utf-8") as handle:
     json.dump({"real_fixtures": os.environ.get("GPUOPS_REAL_FIXTURES"), "ci": bool(os.environ.get("CI"))}, handle)
 PY
 
-cd "${collection_dir}"
 case "${suite}" in
-  sanity) ansible-test sanity --venv --requirements --python "${python_version}" --color yes "$@" ;;
-  units) ansible-test units --venv --requirements --python "${python_version}" --color yes "$@" ;;
+  sanity | units) ;;
   *) die "unknown suite ${suite}" ;;
 esac
+run=()
+if [ -n "${image}" ]; then
+  # The host's network, for the test venvs' pip installs from PyPI (nothing else
+  # runs in that container); paths are mounted where they are on the host.
+  run=(docker run --rm --user 0 --network host --workdir "${collection_dir}"
+    --volume "${build_root}:${build_root}" --volume "${ansible_home}:/root/.ansible"
+    --env CI --env PIP_CERT=/etc/ssl/certs/ca-certificates.crt)
+  if [ -n "${GPUOPS_REAL_FIXTURES:-}" ]; then
+    run+=(--volume "${GPUOPS_REAL_FIXTURES}:${GPUOPS_REAL_FIXTURES}:ro")
+  fi
+  run+=("${image}")
+fi
+cd "${collection_dir}"
+log "ansible-test ${suite} on $("${run[@]}" ansible-test --version 2>/dev/null || ansible --version | head -n 1), Python ${python_version}"
+"${run[@]}" ansible-test "${suite}" --venv --requirements --python "${python_version}" --color yes "$@"

@@ -158,7 +158,6 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible.module_utils.six import integer_types, string_types
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_d
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
@@ -175,9 +174,9 @@ def wanted_settings(module):
     for key, value in module.params["settings"].items():
         if value is None:
             continue
-        if not isinstance(key, string_types) or not sysctl_d.valid_key(key):
+        if not isinstance(key, str) or not sysctl_d.valid_key(key):
             module.fail_json(msg="settings: %r is not a sysctl key (expected names like vm.swappiness or vm/swappiness)" % (key,))
-        if isinstance(value, bool) or not isinstance(value, integer_types + string_types) or "\n" in str(value) or not str(value).strip():
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or "\n" in str(value) or not str(value).strip():
             module.fail_json(msg="settings: %s has value %r; a sysctl value is an integer or a one-line string" % (key, value))
         canonical = sysctl_d.canonical_key(key)
         if canonical in wanted:
@@ -188,7 +187,7 @@ def wanted_settings(module):
 
 def check_notes(module):
     for key, note in module.params["notes"].items():
-        if note is not None and (not isinstance(note, string_types) or "\n" in note.strip()):
+        if note is not None and (not isinstance(note, str) or "\n" in note.strip()):
             module.fail_json(msg="notes: the note for %s must be one line of text, got %r" % (key, note))
 
 

@@ -9,8 +9,6 @@ __metaclass__ = type
 
 import re
 
-from ansible.module_utils.six import integer_types, string_types
-
 from ansible_collections.gpuops.hardening.plugins.module_utils.sysctl_d import PAIRED_KEYS, merge_settings, valid_key
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad
 
@@ -74,14 +72,14 @@ def _dirty_errors(settings):
 
 
 def _one_line(value):
-    return isinstance(value, string_types) and value.strip() != "" and "\n" not in value
+    return isinstance(value, str) and value.strip() != "" and "\n" not in value
 
 
 def _settings_errors(user, profile_entry):
-    bad_keys = sorted(str(key) for key in user if not (isinstance(key, string_types) and valid_key(key)))
+    bad_keys = sorted(str(key) for key in user if not (isinstance(key, str) and valid_key(key)))
     bad_values = dict((key, value) for key, value in user.items()
                       if not (value is None or _one_line(value)
-                              or (isinstance(value, integer_types) and not isinstance(value, bool))))
+                              or (isinstance(value, int) and not isinstance(value, bool))))
     found = []
     if bad_keys:
         found.append(bad("sysctl_settings", bad_keys,
