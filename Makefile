@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units browser molecule kernel bench build clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule kernel bench build clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -10,7 +10,7 @@ help: ## List the targets
 demo: ## Build the lab, run site.yml -l gpu_nodes against it, and show each node's state
 	@scripts/demo.sh
 
-test: ## Everything CI runs: lint, sanity, units, emulator tests, Molecule (containers and the VM)
+test: ## Everything CI runs: lint, sanity, units (ansible-core 2.19 and 2.21), emulator tests, Molecule (containers and the VM), the EE
 	@scripts/test.sh
 
 deps: ## Install the missing system packages (root, Debian/Ubuntu)
@@ -28,11 +28,20 @@ lab-down: ## Stop the Docker engine `make lab` started
 lint: venv ## ansible-lint with the production profile
 	@scripts/lint.sh
 
-sanity: venv ## ansible-test sanity (empty ignore files)
+sanity: venv ## ansible-test sanity (empty ignore files) on ansible-core 2.19, the host venv
 	@scripts/ansible-test.sh sanity
 
-units: venv ## ansible-test units
+units: venv ## ansible-test units on ansible-core 2.19, the host venv
 	@scripts/ansible-test.sh units
+
+sanity-newest: venv ## ansible-test sanity on ansible-core 2.21, inside the execution environment image
+	@scripts/ansible-test.sh --newest sanity
+
+units-newest: venv ## ansible-test units on ansible-core 2.21, inside the execution environment image
+	@scripts/ansible-test.sh --newest units
+
+ee: venv ## Build the execution environment; run site.yml and audit.yml inside it against a lab node
+	@scripts/ee-test.sh
 
 browser: venv ## Open the audit's fleet report in headless Chromium and check what it shows
 	@scripts/browser-test.sh

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Runs `ansible-test sanity|units` on a copy of the collection placed where
 # ansible-test needs it: build/ansible_collections/gpuops/hardening.
-# With the host venv by default: the oldest supported ansible-core (2.19). With
-# GPUOPS_ANSIBLE_TEST_IMAGE=IMAGE, inside that image instead: the execution
-# environment carries the newest (2.21, Python 3.13; scripts/ee-build.sh).
+#   ansible-test.sh sanity|units [ARGS]            the host venv: the oldest supported
+#                                                  ansible-core (2.19, Python 3.11)
+#   ansible-test.sh --newest sanity|units [ARGS]   inside the execution environment
+#                                                  image (scripts/ee-build.sh): the newest
+#                                                  (2.21, Python 3.13)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 activate_venv
 
-suite="${1:?usage: ansible-test.sh sanity|units [extra ansible-test args]}"
+image=""
+if [ "${1:-}" = "--newest" ]; then
+  shift
+  docker info >/dev/null 2>&1 || LAB_STARTED_ENGINE=1
+  trap lab_engine_release EXIT
+  image="$("${REPO_ROOT}/scripts/ee-build.sh")"
+fi
+suite="${1:?usage: ansible-test.sh [--newest] sanity|units [extra ansible-test args]}"
 shift
-image="${GPUOPS_ANSIBLE_TEST_IMAGE:-}"
 version_of_python='import sys; print("%d.%d" % sys.version_info[:2])'
 if [ -n "${image}" ]; then
   python_version="$(docker run --rm --network none "${image}" python3 -c "${version_of_python}")"
@@ -19,7 +27,7 @@ else
 fi
 # Outside the checkout: inside it, ansible-test would ask git for the file list
 # and find the (ignored) copy empty.
-build_root="${GPUOPS_BUILD_DIR:-${CACHE_DIR}/ansible-test/$(printf '%s' "${REPO_ROOT}${image}" | sha256sum | cut -c1-12)}"
+build_root="${GPUOPS_BUILD_DIR:-${CACHE_DIR}/ansible-test/$(printf '%s' "${REPO_ROOT}${image:+ (newest)}" | sha256sum | cut -c1-12)}"
 collection_dir="${build_root}/ansible_collections/gpuops/hardening"
 
 # Copy exactly what git would ship: tracked files plus untracked, non-ignored ones.

@@ -37,6 +37,7 @@ python scripts/collection_copies.py snapshot "${STATE_DIR}/collection-copies.jso
 gate lint scripts/lint.sh
 gate sanity scripts/ansible-test.sh sanity
 gate units scripts/ansible-test.sh units
+gate ee-context python -m pytest -q -p no:cacheprovider tests/ee/test_ee_context.py
 gate browser scripts/browser-test.sh
 
 gate lab lab_up
@@ -46,4 +47,8 @@ gate molecule-default scripts/molecule-scenario.sh default
 gate browser-lab-report env GPUOPS_AUDIT_REPORT_DIR="${STATE_DIR}/audit-report" \
   GPUOPS_AUDIT_SCREENSHOT="${STATE_DIR}/audit-report/screenshot.png" scripts/browser-test.sh
 gate molecule-kernel scripts/molecule-scenario.sh kernel
+# The newest supported ansible-core (2.21), in the execution environment; the gates above run 2.19.
+gate ee scripts/ee-test.sh
+gate sanity-2.21 scripts/ansible-test.sh --newest sanity
+gate units-2.21 scripts/ansible-test.sh --newest units
 gate no-installed-copy python scripts/collection_copies.py check "${STATE_DIR}/collection-copies.json"
