@@ -5,7 +5,7 @@
 # ansible-builder v3 generates the context and builds it with docker. Its RUN
 # steps pip-install ansible-core and ansible-runner from PyPI, and the engine runs
 # without a bridge network, so the build uses the host's network
-# (--extra-build-cli-args "--network host"); the image's containers run without one.
+# (--extra-build-cli-args "--network host"); the EE's jobs run without one.
 # The collections come from copies staged in build/ee/collections: this
 # checkout's collection tarball and community.docker from the venv's `ansible`.
 # The image is cached, keyed by the EE definition, the collection's files and the
@@ -39,7 +39,7 @@ key="$({
   cat execution-environment.yml ee/requirements.yml
   tar -xzOf "${stage}/collections/gpuops-hardening.tar.gz"
   cat "${stage}"/collections/community.*/MANIFEST.json
-  docker image inspect --format '{{.Id}}' gpuops-ee/debian13-base:latest
+  docker image inspect --format '{{.Id}}' "$(python -c 'import yaml; print(yaml.safe_load(open("execution-environment.yml"))["images"]["base_image"]["name"])')"
 } | sha256sum | cut -c1-16)"
 image="${EE_REPO}:${key}"
 
