@@ -39,7 +39,8 @@ if [ ! -f "${stamp}" ]; then
   log "Creating ${importer_venv}"
   rm -rf "${importer_venv}"
   python3 -m venv "${importer_venv}"
-  "${importer_venv}/bin/pip" install -q -r scripts/galaxy-importer-requirements.txt
+  "${importer_venv}/bin/pip" install -q -r scripts/galaxy-importer-requirements.txt >"${STATE_DIR}/galaxy-importer-pip.log" 2>&1 \
+    || { tail -n 20 "${STATE_DIR}/galaxy-importer-pip.log" >&2; die "could not install galaxy-importer"; }
   touch "${stamp}"
 fi
 
