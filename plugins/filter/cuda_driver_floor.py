@@ -41,18 +41,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
-
-
-def cuda_driver_floor(cuda_version):
-    """'12.4' -> '525.60.13'."""
-    try:
-        return driver_compat.cuda_driver_floor(cuda_version)
-    except ValueError as error:
-        raise AnsibleFilterError(str(error)) from error
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.jinja_plugins import raising
 
 
 class FilterModule:
     """The NVIDIA driver floor of a CUDA version."""
 
     def filters(self):
-        return {"cuda_driver_floor": cuda_driver_floor}
+        return {"cuda_driver_floor": raising(AnsibleFilterError, driver_compat.cuda_driver_floor)}

@@ -41,18 +41,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
-
-
-def mig_driver_floor(model_name):
-    """'NVIDIA H100 80GB HBM3' -> '525.85.12'."""
-    try:
-        return driver_compat.mig_driver_floor(model_name)[1]
-    except ValueError as error:
-        raise AnsibleFilterError(str(error)) from error
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.jinja_plugins import raising
 
 
 class FilterModule:
     """The NVIDIA driver floor of MIG on a GPU model."""
 
     def filters(self):
-        return {"mig_driver_floor": mig_driver_floor}
+        return {"mig_driver_floor": raising(AnsibleFilterError, lambda model_name: driver_compat.mig_driver_floor(model_name)[1])}

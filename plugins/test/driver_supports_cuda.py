@@ -45,18 +45,11 @@ _value:
 from ansible.errors import AnsibleError
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
-
-
-def driver_supports_cuda(driver_version, cuda_version):
-    """'570.124.06' is driver_supports_cuda('12.8'). An unknown CUDA major is an error, not False."""
-    try:
-        return driver_compat.driver_supports_cuda(driver_version, cuda_version)
-    except ValueError as error:
-        raise AnsibleError(str(error)) from error
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.jinja_plugins import raising
 
 
 class TestModule:
     """Whether an NVIDIA driver runs a CUDA version."""
 
     def tests(self):
-        return {"driver_supports_cuda": driver_supports_cuda}
+        return {"driver_supports_cuda": raising(AnsibleError, driver_compat.driver_supports_cuda)}

@@ -44,18 +44,11 @@ _value:
 from ansible.errors import AnsibleError
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
-
-
-def driver_supports_mig(driver_version, model_name):
-    """'570.124.06' is driver_supports_mig('NVIDIA A100-SXM4-80GB'). An unknown model is an error, not False."""
-    try:
-        return driver_compat.driver_supports_mig(driver_version, model_name)
-    except ValueError as error:
-        raise AnsibleError(str(error)) from error
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.jinja_plugins import raising
 
 
 class TestModule:
     """Whether an NVIDIA driver supports MIG on a GPU model."""
 
     def tests(self):
-        return {"driver_supports_mig": driver_supports_mig}
+        return {"driver_supports_mig": raising(AnsibleError, driver_compat.driver_supports_mig)}
