@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 import yaml
@@ -215,3 +216,16 @@ def test_the_schedule_is_a_valid_rrule():
     rrule = CONFIGURE[0]["vars"]["gpuops_awx_schedule_rrule"]
     start, rule = rrule.split(" ")
     assert start.startswith("DTSTART:") and start.endswith("Z") and rule.startswith("RRULE:FREQ=")
+
+
+def test_the_readme_table_names_each_template_its_playbook_and_its_questions():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        rows = dict((cells[1].strip(), cells[2:4]) for cells in (line.split("|") for line in handle)
+                    if len(cells) > 4 and cells[1].strip() in SPECS)
+    assert sorted(rows) == sorted(SPECS)
+    for template in TEMPLATES:
+        playbook, survey = rows[template["name"]]
+        assert "`%s`" % template["playbook"] in playbook
+        listed = re.findall(r"`(\w+)`", survey)
+        if listed:
+            assert listed == [question["variable"] for question in template["survey"]], template["name"]
