@@ -91,13 +91,15 @@ def survey_spec(template, roles):
         errors, converted = check_types(RoleFiles(role.name, {variable: option}), {variable: value})
         if errors:
             raise ValueError("%s: default %r: %s" % (where, value, "; ".join(errors)))
+        default = awx_default(awx_type, converted[variable])
         item = {
             "question_name": question["question"],
             "question_description": _description(option),
             "variable": variable,
             "type": awx_type,
-            "required": True,
-            "default": awx_default(awx_type, converted[variable]),
+            # AWX refuses an empty answer to a required question; an empty default is a valid answer here.
+            "required": default != "",
+            "default": default,
         }
         if choices is not None:
             item["choices"] = choices

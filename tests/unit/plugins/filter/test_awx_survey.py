@@ -106,8 +106,9 @@ def test_each_question_type_and_choices_fit_the_argument_spec(template, question
 
 @pytest.mark.parametrize("template, question", QUESTIONS, ids=QUESTION_IDS)
 def test_each_default_is_a_valid_answer(template, question):
-    assert question["required"] is True and question["question_name"] and question["question_description"]
+    assert question["question_name"] and question["question_description"]
     default = question["default"]
+    assert question["required"] is (default != "")
     if question["type"] == "multiplechoice":
         assert default in question["choices"]
     elif question["type"] == "multiselect":
@@ -180,6 +181,11 @@ def test_question_types(option, expected):
 def test_types_no_question_fits_are_refused(option):
     with pytest.raises(ValueError, match="cannot be a survey question"):
         question_type(option)
+
+
+def test_an_empty_text_default_is_an_optional_question():
+    spec = FILTERS["awx_survey_spec"]({"name": "t", "survey": [{"variable": "mps_pinned_mem_limit", "question": "q"}]})
+    assert (spec["spec"][0]["type"], spec["spec"][0]["default"], spec["spec"][0]["required"]) == ("text", "", False)
 
 
 @pytest.mark.parametrize("survey, fragments", [
