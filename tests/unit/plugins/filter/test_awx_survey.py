@@ -191,8 +191,8 @@ def test_an_empty_text_default_is_an_optional_question():
 @pytest.mark.parametrize("survey, fragments", [
     ([{"variable": "thp_enabeld", "question": "q"}], ["bad: thp_enabeld", "no role has this input"]),
     ([{"variable": "mig_layouts", "question": "q"}], ["bad: mig_layouts", "a dict cannot be a survey question"]),
-    ([{"variable": "thp_enabled", "question": "q", "default": "sometimes"}], ["bad: thp_enabled", "sometimes",
-                                                                               "always, madvise, never"]),
+    ([{"variable": "thp_enabled", "question": "q", "default": "sometimes"}],
+     ["bad: thp_enabled", "sometimes", "always, madvise, never"]),
     ([{"variable": "mps_timeout", "question": "q", "default": "soon"}], ["bad: mps_timeout", "soon"]),
 ])
 def test_a_bad_survey_entry_fails_naming_template_and_variable(survey, fragments):
