@@ -15,6 +15,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
     COLLECTION_ROLE,
     PROFILE_VARIABLE,
@@ -65,9 +67,13 @@ def owners(roles):
     return dict((name, role) for role in roles.values() for name in role.options)
 
 
+# Ansible's documentation markup, such as C(/etc), which AWX would show as it is.
+DOC_MARKUP = re.compile(r"\b[A-Z]\(([^()]*)\)")
+
+
 def _description(option):
     text = option.get("description") or ""
-    return " ".join(text) if isinstance(text, list) else text
+    return DOC_MARKUP.sub(r"\1", " ".join(text) if isinstance(text, list) else text)
 
 
 def survey_spec(template, roles):

@@ -107,6 +107,7 @@ def test_each_question_type_and_choices_fit_the_argument_spec(template, question
 @pytest.mark.parametrize("template, question", QUESTIONS, ids=QUESTION_IDS)
 def test_each_default_is_a_valid_answer(template, question):
     assert question["question_name"] and question["question_description"]
+    assert not re.search(r"\b[A-Z]\(", question["question_description"]), "documentation markup left"
     default = question["default"]
     assert question["required"] is (default != "")
     if question["type"] == "multiplechoice":
@@ -181,6 +182,12 @@ def test_question_types(option, expected):
 def test_types_no_question_fits_are_refused(option):
     with pytest.raises(ValueError, match="cannot be a survey question"):
         question_type(option)
+
+
+def test_the_description_is_the_argument_spec_one_without_markup():
+    spec = FILTERS["awx_survey_spec"]({"name": "t", "survey": [{"variable": "memlock_docker_daemon_json", "question": "q"}]})
+    assert spec["spec"][0]["question_description"] == (
+        "Merge memlock into Docker's default-ulimits in daemon.json; auto does it when Docker is installed or the file exists.")
 
 
 def test_an_empty_text_default_is_an_optional_question():
