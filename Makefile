@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule kernel bench build clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule kernel bench build release-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 
 bench: venv ## No-op re-converge of the host roles against the floor, 8 lab nodes
 	@scripts/bench.sh
+
+release-check: venv ## The changelog, the built artifact's contents and galaxy-importer with Automation Hub's settings
+	@scripts/release-check.sh
 
 build: venv ## Build the collection tarball
 	@source .venv/bin/activate && ansible-galaxy collection build --force --output-path build/

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the execution environment image from execution-environment.yml and
-# prints its name (gpuops-ee/hardening:<key>, also tagged :latest).
+# prints its name (REPOSITORY:<key>). It is also tagged as the image AWX is
+# configured with (gpuops_awx_ee_image in playbooks/awx/configure.yml, which
+# names REPOSITORY and the release).
 #
 # ansible-builder v3 generates the context and builds it with docker. Its RUN
 # steps pip-install ansible-core and ansible-runner from PyPI, and the engine runs
@@ -15,7 +17,7 @@ set -euo pipefail
 activate_venv
 cd "${REPO_ROOT}"
 
-EE_REPO="gpuops-ee/hardening"
+awx_image="$(python -c 'import yaml; print(yaml.safe_load(open("playbooks/awx/configure.yml"))[0]["vars"]["gpuops_awx_ee_image"])')"
 stage="${REPO_ROOT}/build/ee"
 logdir="${STATE_DIR}/logs"
 mkdir -p "${logdir}"
@@ -41,7 +43,7 @@ key="$({
   cat "${stage}"/collections/community.*/MANIFEST.json
   docker image inspect --format '{{.Id}}' "$(python -c 'import yaml; print(yaml.safe_load(open("execution-environment.yml"))["images"]["base_image"]["name"])')"
 } | sha256sum | cut -c1-16)"
-image="${EE_REPO}:${key}"
+image="${awx_image%:*}:${key}"
 
 if docker image inspect "${image}" >/dev/null 2>&1; then
   log "Execution environment ${image} present"
@@ -54,5 +56,5 @@ else
     || { tail -n 40 "${logdir}/ee-build.log" >&2; die "ansible-builder build failed"; }
   log "Execution environment built in $((SECONDS - start))s"
 fi
-docker tag "${image}" "${EE_REPO}:latest"
+docker tag "${image}" "${awx_image}"
 printf '%s\n' "${image}"

@@ -37,6 +37,7 @@ python scripts/collection_copies.py snapshot "${STATE_DIR}/collection-copies.jso
 gate lint scripts/lint.sh
 gate sanity scripts/ansible-test.sh sanity
 gate units scripts/ansible-test.sh units
+gate release-check scripts/release-check.sh
 gate ee-context python -m pytest -q -p no:cacheprovider tests/ee/test_ee_context.py
 gate browser scripts/browser-test.sh
 

@@ -208,9 +208,10 @@ def _undo(smi, entry, destroyed, emptied):
             failures.append("the compute instances of GPU instance %d (%s)" % (emptied["id"], error))
     text = "; nothing new was created on GPU %s" % index
     if entry["recreated"] or emptied is not None:
-        text += "; recreated at their placements, with new UUIDs: %s" % ", ".join(
-            ["%s at %d (GPU instance %d)" % (r["profile"], r["start"], r["id"]) for r in entry["recreated"]]
-            + (["the compute instances of GPU instance %d" % emptied["id"]] if emptied and emptied["compute_instances"] else []))
+        recreated = ["%s at %d (GPU instance %d)" % (r["profile"], r["start"], r["id"]) for r in entry["recreated"]]
+        if emptied and emptied["compute_instances"]:
+            recreated.append("the compute instances of GPU instance %d" % emptied["id"])
+        text += "; recreated at their placements, with new UUIDs: %s" % ", ".join(recreated)
     if failures:
         text += "; could not recreate: " + ", ".join(failures)
     return text

@@ -42,8 +42,8 @@ def _check_entry(where, entry):
         if required not in entry:
             raise MigPartedError("%s: missing required field %s" % (where, required))
     devices = entry["devices"]
-    if not (devices == "all" or (isinstance(devices, list)
-                                 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in devices))):
+    index_list = isinstance(devices, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in devices)
+    if not (devices == "all" or index_list):
         raise MigPartedError("%s.devices: got %r; allowed: all or a list of GPU indexes" % (where, devices))
     filters = entry.get("device-filter", [])
     filters = [filters] if isinstance(filters, str) else filters

@@ -31,6 +31,12 @@ ALL_GPUS = "all"
 QUERY_GPUS = ["--query-gpu=index,uuid,compute_mode,compute_cap,mig.mode.current", "--format=csv"]
 QUERY_APPS = ["--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv"]
 
+
+def is_server_process(process_name):
+    """nvidia-smi lists the MPS server by bare name or full path; every other process is a client."""
+    return process_name == SERVER_NAME or process_name.endswith("/" + SERVER_NAME)
+
+
 # nvidia-smi prints compute modes one way and takes them (-c) another.
 COMPUTE_MODE_ARGS = {
     "Default": "DEFAULT",

@@ -461,8 +461,7 @@ def cell_int(row, field):
 # +gfx) or a compute-instance prefix (1c.3g.20gb).
 _MIG_PROFILE = r"using\s+profile\s+(?:MIG\s+)?(\S+)\s*\(\s*ID\s*(\d+)\s*\)"
 _CREATED_GI = re.compile(
-    r"^Successfully\s+created\s+GPU\s+instance\s+ID\s+(\d+)\s+on\s+GPU\s+(\d+)\s+"
-    + _MIG_PROFILE, re.IGNORECASE)
+    r"^Successfully\s+created\s+GPU\s+instance\s+ID\s+(\d+)\s+on\s+GPU\s+(\d+)\s+" + _MIG_PROFILE, re.IGNORECASE)
 _CREATED_CI = re.compile(
     r"^Successfully\s+created\s+compute\s+instance\s+ID\s+(\d+)\s+on\s+GPU\s+(\d+)\s+"
     r"GPU\s+instance\s+ID\s+(\d+)\s+" + _MIG_PROFILE, re.IGNORECASE)

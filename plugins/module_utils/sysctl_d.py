@@ -218,7 +218,8 @@ def _zeroing_partner(key, winners, own_path):
     partner = PAIRED_KEYS.get(key)
     if partner not in winners or key not in winners:
         return None
-    (partner_at, partner_write), (key_at, dummy) = winners[partner], winners[key]
+    partner_at, partner_write = winners[partner]
+    key_at = winners[key][0]
     if partner_write.path == own_path or partner_at < key_at:
         return None
     if key in ZEROES_ONLY_ON_CHANGE and partner_write.value == "0":

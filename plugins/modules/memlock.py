@@ -525,9 +525,9 @@ def main():
     if pending["restart"] and not params["restart_services"]:
         module.warn("running services started before their memlock settings changed: %s. Restart them to apply "
                     "the new limit (restart_services is false)." % ", ".join(pending["restart"]))
+    restarts = params["restart_services"] and bool(pending["restart"])
     result = dict(
-        changed=bool(run.changed_paths()) or pending["daemon_reexec"] or pending["daemon_reload"]
-        or (params["restart_services"] and bool(pending["restart"])),
+        changed=bool(run.changed_paths()) or pending["daemon_reexec"] or pending["daemon_reload"] or restarts,
         limit=limit,
         files=run.files,
         left_alone=run.left_alone,

@@ -277,8 +277,7 @@ class Converger(object):
         if self.params["force"] or not self.nvidia_smi:
             return
         clients = [app for app in mps.parse_apps(self.smi(mps.QUERY_APPS))
-                   if app["gpu_uuid"] in uuids and app["name"] != mps.SERVER_NAME
-                   and not app["name"].endswith("/" + mps.SERVER_NAME)]
+                   if app["gpu_uuid"] in uuids and not mps.is_server_process(app["name"])]
         if clients:
             self.fail("MPS daemon %s must %s, but client processes run on its GPUs (%s); nothing was %s. Stop them, "
                       "or set force (mps_force_restart in the role)" % (

@@ -111,6 +111,12 @@ def test_without_its_meta_file_the_developers_tooling_would_leak_in(tmp_path):
         "python": "meta/ee-requirements.txt", "system": "meta/ee-bindep.txt"}
 
 
+def test_awx_is_configured_with_the_image_of_this_release():
+    # scripts/ee-build.sh tags the image with this name.
+    image = load_yaml("playbooks", "awx", "configure.yml")[0]["vars"]["gpuops_awx_ee_image"]
+    assert image.rsplit(":", 1)[1] == load_yaml("galaxy.yml")["version"]
+
+
 def test_the_roles_declare_the_same_oldest_ansible_core():
     floor = load_yaml("meta", "runtime.yml")["requires_ansible"]
     assert floor == ">=%s.0" % OLDEST

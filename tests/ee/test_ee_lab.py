@@ -31,7 +31,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
 import lab_node  # noqa: E402 pylint: disable=wrong-import-position
 
-EE_IMAGE = os.environ.get("GPUOPS_EE_IMAGE", "gpuops-ee/hardening:latest")
+EE_IMAGE = os.environ.get("GPUOPS_EE_IMAGE", "")
 NEWEST = "2.21"
 HOST = "gpu-train"
 CONTAINER = "gpu-ee-train"
@@ -74,6 +74,7 @@ def failure_message(run):
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """The node, and an inventory that points gpu-train at it (besides inventory/lab.yml)."""
+    assert EE_IMAGE, "GPUOPS_EE_IMAGE is not set: run scripts/ee-test.sh, which builds the image and sets it"
     work = tmp_path_factory.mktemp("ee-lab")
     os.chmod(str(work), 0o755)
     node_inventory = work / "ee-node.yml"

@@ -9,13 +9,15 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.hardening.plugins.filter import driver_compat as filter_plugin
+from ansible_collections.gpuops.hardening.plugins.filter import cuda_driver_floor, mig_driver_floor
 
-FILTERS = filter_plugin.FilterModule().filters()
+# One file per filter, so that each carries its own documentation.
+FILTERS = {**cuda_driver_floor.FilterModule().filters(), **mig_driver_floor.FilterModule().filters()}
 
 
-def test_the_file_registers_both_filters():
-    assert sorted(FILTERS) == ["cuda_driver_floor", "mig_driver_floor"]
+def test_each_file_registers_the_filter_it_is_named_after():
+    assert list(cuda_driver_floor.FilterModule().filters()) == ["cuda_driver_floor"]
+    assert list(mig_driver_floor.FilterModule().filters()) == ["mig_driver_floor"]
 
 
 @pytest.mark.parametrize("version, floor", [("12.4", "525.60.13"), ("11.8", "450.80.02"), ("13.0", "580")])

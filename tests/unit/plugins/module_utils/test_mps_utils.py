@@ -323,3 +323,11 @@ def test_size_mib(text, mib):
 
 def test_sizes_in_different_units_compare_equal():
     assert mps.size_mib("8G") == mps.size_mib("8192M") == mps.size_mib("8192 MiB")
+
+
+@pytest.mark.parametrize("name, server", [
+    ("nvidia-cuda-mps-server", True), ("/usr/bin/nvidia-cuda-mps-server", True),
+    ("python3", False), ("/opt/nvidia-cuda-mps-server-wrapper", False),
+])
+def test_is_server_process_takes_the_bare_name_or_a_path(name, server):
+    assert mps.is_server_process(name) is server

@@ -9,14 +9,16 @@ import pytest
 
 from ansible.errors import AnsibleError
 
-# The module, not its TestModule class, so that pytest does not collect the class.
-from ansible_collections.gpuops.hardening.plugins.test import driver_compat as test_plugin
+# The modules, not their TestModule classes, so that pytest does not collect the classes.
+from ansible_collections.gpuops.hardening.plugins.test import driver_supports_cuda, driver_supports_mig
 
-TESTS = test_plugin.TestModule().tests()
+# One file per test, so that each carries its own documentation.
+TESTS = {**driver_supports_cuda.TestModule().tests(), **driver_supports_mig.TestModule().tests()}
 
 
-def test_the_file_registers_both_tests():
-    assert sorted(TESTS) == ["driver_supports_cuda", "driver_supports_mig"]
+def test_each_file_registers_the_test_it_is_named_after():
+    assert list(driver_supports_cuda.TestModule().tests()) == ["driver_supports_cuda"]
+    assert list(driver_supports_mig.TestModule().tests()) == ["driver_supports_mig"]
 
 
 @pytest.mark.parametrize("driver, cuda, answer", [("570.124.06", "12.8", True), ("525.60.13", "12.8", True),
