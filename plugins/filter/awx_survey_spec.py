@@ -47,8 +47,6 @@ _value:
 
 import os
 
-import yaml
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import awx_survey
@@ -57,15 +55,10 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs impor
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "roles"))
 
 
-def _read_yaml(path):
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
-
-
 def awx_survey_spec(template):
     """A job template of playbooks/awx/job_templates.yml -> its AWX survey_spec."""
     try:
-        return awx_survey.survey_spec(template, load_roles(ROLES_DIR, _read_yaml))
+        return awx_survey.survey_spec(template, load_roles(ROLES_DIR))
     except (KeyError, ValueError) as error:
         raise AnsibleFilterError("awx_survey_spec: %s" % error) from error
 

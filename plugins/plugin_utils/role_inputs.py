@@ -18,6 +18,8 @@ __metaclass__ = type
 
 import os
 
+import yaml
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import RULES
@@ -40,7 +42,13 @@ class RoleFiles(object):
         return self.profiles.get(profile) or {}
 
 
-def load_roles(roles_dir, read_yaml):
+def read_yaml_file(path):
+    """One YAML file, parsed with PyYAML: the reader of callers that have no Ansible loader (filters, tests)."""
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def load_roles(roles_dir, read_yaml=read_yaml_file):
     """RoleFiles for every role below roles_dir that has an argument spec; read_yaml(path) parses one file."""
     def read(*parts):
         path = os.path.join(roles_dir, *parts)

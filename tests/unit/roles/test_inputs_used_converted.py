@@ -16,19 +16,13 @@ import os
 import re
 
 import pytest
-import yaml
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import load_roles
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import load_roles, read_yaml_file
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 
-def _read_yaml(path):
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
-
-
-INPUTS = sorted(name for role in load_roles(os.path.join(ROOT, "roles"), _read_yaml).values() for name in role.options)
+INPUTS = sorted(name for role in load_roles(os.path.join(ROOT, "roles")).values() for name in role.options)
 # A name read as a variable: not an attribute (inputs.name) nor part of a longer name.
 RAW_USE = re.compile(r"(?<![\w.])(%s)(?![\w])" % "|".join(INPUTS))
 JINJA = re.compile(r"{{.*?}}|{%.*?%}", re.S)
@@ -62,7 +56,7 @@ def files():
 
 def raw_uses(path):
     if path.endswith(".yml"):
-        found = [expression for document in [_read_yaml(path)] for expression in expressions(document)]
+        found = [expression for document in [read_yaml_file(path)] for expression in expressions(document)]
     else:
         with open(path, encoding="utf-8") as handle:
             found = JINJA.findall(handle.read())

@@ -9,7 +9,6 @@ import os
 import re
 
 import pytest
-import yaml
 
 from ansible.errors import AnsibleFilterError
 
@@ -20,6 +19,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs impor
     check_collection,
     effective_values,
     load_roles,
+    read_yaml_file,
 )
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
@@ -27,14 +27,9 @@ AWX_DIR = os.path.join(ROOT, "playbooks", "awx")
 FILTERS = filter_plugin.FilterModule().filters()
 
 
-def _read_yaml(path):
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
-
-
-ROLES = load_roles(os.path.join(ROOT, "roles"), _read_yaml)
-TEMPLATES = _read_yaml(os.path.join(AWX_DIR, "job_templates.yml"))["gpuops_awx_job_templates"]
-CONFIGURE = _read_yaml(os.path.join(AWX_DIR, "configure.yml"))
+ROLES = load_roles(os.path.join(ROOT, "roles"))
+TEMPLATES = read_yaml_file(os.path.join(AWX_DIR, "job_templates.yml"))["gpuops_awx_job_templates"]
+CONFIGURE = read_yaml_file(os.path.join(AWX_DIR, "configure.yml"))
 SPECS = dict((template["name"], FILTERS["awx_survey_spec"](template)) for template in TEMPLATES)
 QUESTIONS = [(template, question) for template in TEMPLATES for question in SPECS[template["name"]]["spec"]]
 QUESTION_IDS = ["%s: %s" % (template["name"], question["variable"]) for template, question in QUESTIONS]
@@ -43,7 +38,7 @@ QUESTION_IDS = ["%s: %s" % (template["name"], question["variable"]) for template
 def playbook_roles(path):
     """The short names of the roles a playbook's plays run, through its imported playbooks."""
     roles = set()
-    for play in _read_yaml(path):
+    for play in read_yaml_file(path):
         if "ansible.builtin.import_playbook" in play:
             roles |= playbook_roles(os.path.join(os.path.dirname(path), play["ansible.builtin.import_playbook"]))
         for role in play.get("roles", []):
@@ -74,7 +69,7 @@ def test_the_templates_are_the_five_jobs():
 def test_each_template_runs_a_playbook_of_the_checkout_that_validates_first(template):
     path = os.path.join(ROOT, template["playbook"])
     assert os.path.isfile(path), template["playbook"]
-    first = _read_yaml(path)[0]
+    first = read_yaml_file(path)[0]
     # site, mig and mps import validate.yml first; the audit role validates every role itself.
     assert first.get("ansible.builtin.import_playbook") == "validate.yml" or playbook_roles(path) == {"audit"}
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 
 import pytest
-import yaml
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
     COLLECTION_ROLE,
@@ -21,12 +20,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs impor
 ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles")
 
 
-def _read_yaml(path):
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
-
-
-ROLES = load_roles(ROLES_DIR, _read_yaml)
+ROLES = load_roles(ROLES_DIR)
 TUNING_ROLES = sorted(name for name in ROLES if name != COLLECTION_ROLE)
 
 
