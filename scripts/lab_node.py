@@ -28,10 +28,14 @@ VALUE_OPTIONS = {"network_mode": "--network", "cgroupns_mode": "--cgroupns"}
 FLAG_OPTIONS = {"privileged": "--privileged"}
 
 
-def lab_platform(path=MOLECULE_YML):
-    """The first platform of the scenario, with ${MOLECULE_PROJECT_DIRECTORY} expanded as Molecule does."""
+def lab_platform(path=MOLECULE_YML, name=None):
+    """The platform called name (default: the first) of the scenario, with
+    ${MOLECULE_PROJECT_DIRECTORY} expanded as Molecule does."""
     with open(path, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
+    platforms = [p for p in config["platforms"] if name in (None, p["name"])]
+    if not platforms:
+        raise ValueError("%s has no platform %s" % (path, name))
     os.environ["MOLECULE_PROJECT_DIRECTORY"] = REPO_ROOT
 
     def expand(value):
@@ -39,7 +43,7 @@ def lab_platform(path=MOLECULE_YML):
             return [expand(item) for item in value]
         return os.path.expandvars(value) if isinstance(value, str) else value
 
-    return {key: expand(value) for key, value in config["platforms"][0].items()}
+    return {key: expand(value) for key, value in platforms[0].items()}
 
 
 def docker_run_argv(platform, name):
