@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule kernel bench build release-check clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule reliability kernel bench build release-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ browser: venv ## Open the audit's fleet report in headless Chromium and check wh
 
 molecule: venv ## Molecule default scenario on the container lab
 	@scripts/molecule-scenario.sh default
+
+reliability: venv ## Check mode, bad input, injected faults, interrupted and concurrent runs, on lab nodes of its own
+	@scripts/reliability-test.sh
 
 kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 	@scripts/molecule-scenario.sh kernel

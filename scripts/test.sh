@@ -47,6 +47,8 @@ gate molecule-default scripts/molecule-scenario.sh default
 # The fleet report the lab's audit wrote (molecule/default/tests/test_audit.py), as a person sees it.
 gate browser-lab-report env GPUOPS_AUDIT_REPORT_DIR="${STATE_DIR}/audit-report" \
   GPUOPS_AUDIT_SCREENSHOT="${STATE_DIR}/audit-report/screenshot.png" scripts/browser-test.sh
+# Check mode, bad input, faults, interrupted and concurrent runs, on nodes of its own (tests/reliability).
+gate reliability scripts/reliability-test.sh
 gate molecule-kernel scripts/molecule-scenario.sh kernel
 # The newest supported ansible-core (2.21), in the execution environment; the gates above run 2.19.
 gate ee scripts/ee-test.sh
