@@ -52,7 +52,7 @@ molecule: venv ## Molecule default scenario on the container lab
 kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 	@scripts/molecule-scenario.sh kernel
 
-bench: venv ## No-op re-converge of the host roles against the floor, 8 lab nodes
+bench: venv ## Whole site.yml (floor, first converge, no-op, round trips per role, facts module, MIG) on 1, 8 and 32 lab nodes; not a test
 	@scripts/bench.sh
 
 release-check: venv ## The changelog, the built artifact's contents and galaxy-importer with Automation Hub's settings
