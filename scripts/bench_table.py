@@ -50,6 +50,14 @@ def before_after_rows(sizes):
     return lines
 
 
+def facts_rows(facts):
+    ratio = facts["ratio"]
+    return ["| gpu_numa_facts s | nvidia-smi -q -x s | ratio | target %.1fx |" % bench_facts.TARGET_RATIO,
+            "|---:|---:|---:|---|",
+            "| %.3f | %.3f | %.2fx | %s |" % (facts["module_s"], facts["nvidia_smi_s"], ratio, verdict(ratio, bench_facts.TARGET_RATIO)),
+            "", bench_facts.describe()]
+
+
 def round_trips_by_kind(size):
     """{kind: {role: "tasks (module calls)"}} of the first node of each kind in a no-op run."""
     by_kind = {}
@@ -103,12 +111,7 @@ def render(stamp, host, repeats, sizes, facts, mig_rows, mig_failures):
     lines += size_rows(sizes)
     lines += ["", "## What each speed measure buys (same run)", ""] + before_after_rows(sizes)
     if facts:
-        lines += ["", "## Facts module against one nvidia-smi", "",
-                  "| gpu_numa_facts s | nvidia-smi -q -x s | ratio | target %.1fx |" % bench_facts.TARGET_RATIO,
-                  "|---:|---:|---:|---|",
-                  "| %.3f | %.3f | %.2fx | %s |" % (facts["module_s"], facts["nvidia_smi_s"], facts["ratio"],
-                                                  verdict(facts["ratio"], bench_facts.TARGET_RATIO)),
-                  "", bench_facts.describe()]
+        lines += ["", "## Facts module against one nvidia-smi", ""] + facts_rows(facts)
     lines += ["", "## Round trips per role in a no-op run (%d-node lab)" % largest["nodes"], "",
               "Tasks that ran on the node (first node of each kind); in brackets, module calls (a loop's items "
               "each count). Not counted: skipped tasks and controller-side actions (set_fact, assert, debug, fail, "
