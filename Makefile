@@ -55,7 +55,7 @@ reliability: venv ## Check mode, bad input, injected faults, interrupted and con
 kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 	@scripts/molecule-scenario.sh kernel
 
-bench: venv ## No-op re-converge of the host roles against the floor, 8 lab nodes
+bench: venv ## Whole site.yml (floor, first converge, no-op, round trips per role, facts module, MIG) on 1, 8 and 32 lab nodes; not a test
 	@scripts/bench.sh
 
 release-check: venv ## The changelog, the built artifact's contents and galaxy-importer with Automation Hub's settings

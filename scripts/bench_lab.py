@@ -1,53 +1,60 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Starts and removes the bench lab: N containers of the Molecule lab node.
+"""Starts and removes the bench lab: N lab nodes with emulated GPUs (scripts/lab_nodes.py).
 
 Usage: python scripts/bench_lab.py up NODES INVENTORY
        python scripts/bench_lab.py down NODES
 
-Each container is the lab node of molecule/default/molecule.yml (scripts/lab_node.py).
-`up` writes an inventory of the nodes, alternating the training and inference
-profiles, and waits until systemd in each has booted.
+The nodes rotate through three kinds, so that every role of site.yml does its real
+work: an 8x H100 training node (persistence mode), an 4x L40S inference node that
+shares its GPUs through MPS, and an 8x A100 node with MIG layouts. Node 1 is always
+the 8x H100 (the facts and MIG measurements use it).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
-import yaml
-
-from lab_node import docker_run_argv, lab_platform, wait_booted
+import lab_nodes
 
 PREFIX = "gpuops-bench"
+# The three kinds of inventory/lab.yml's nodes, with their role inputs.
+NODE_KINDS = (
+    {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"},
+    {"gpuops_gpu_profile": "l40s_4x", "gpuops_lab_persistenced_unit": "ubuntu", "gpuops_profile": "inference",
+     "mps_state": "present", "mps_gpu_sets": {"infer-a": [0, 1], "infer-b": [2, 3]},
+     "mps_active_thread_percentage": 50, "mps_pinned_mem_limit": "8G", "mps_client_users": ["gpuuser"]},
+    {"gpuops_gpu_profile": "a100_8x_mig", "gpuops_lab_persistenced_unit": "debian", "gpuops_profile": "inference",
+     "mig_state": "present", "mig_layouts": {
+         "1": {"mig_enabled": True, "mig_devices": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}},
+         "2": {"mig_enabled": True, "mig_devices": {"1g.10gb": 7}},
+         "3": {"mig_enabled": True, "mig_devices": {"2g.20gb": 3}}}},
+)
 
 
 def node_names(nodes):
     return ["%s-%d" % (PREFIX, number) for number in range(1, nodes + 1)]
 
 
+def kind_label(host_vars):
+    """dgx_h100 (training), l40s_4x (MPS), a100_8x_mig (MIG)."""
+    feature = "MIG" if host_vars.get("mig_state") == "present" else "MPS" if host_vars.get("mps_state") == "present" \
+        else host_vars["gpuops_profile"]
+    return "%s (%s)" % (host_vars["gpuops_gpu_profile"], feature)
+
+
+def spec(nodes):
+    """{name: host vars} of a lab of nodes, the kinds in rotation."""
+    return dict((name, dict(NODE_KINDS[index % len(NODE_KINDS)])) for index, name in enumerate(node_names(nodes)))
+
+
 def down(nodes):
-    for name in node_names(nodes):
-        subprocess.run(["docker", "rm", "--force", name], capture_output=True, check=False)
+    lab_nodes.remove(node_names(nodes))
 
 
 def up(nodes, inventory):
-    platform = lab_platform()
-    down(nodes)
-    hosts = {}
-    for number, name in enumerate(node_names(nodes), start=1):
-        subprocess.run(docker_run_argv(platform, name), capture_output=True, check=True)
-        hosts[name] = {"gpuops_profile": "training" if number % 2 else "inference"}
-    for name in hosts:
-        wait_booted(name)
-    os.makedirs(os.path.dirname(inventory), exist_ok=True)
-    with open(inventory, "w", encoding="utf-8") as handle:
-        yaml.safe_dump({"gpu_nodes": {
-            "vars": {"ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3"},
-            "hosts": hosts,
-        }}, handle, default_flow_style=False)
+    lab_nodes.up(spec(nodes), inventory)
 
 
 def main(argv):
