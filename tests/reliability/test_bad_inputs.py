@@ -26,12 +26,15 @@ from lab import REPO_ROOT, SITE, playbook_argv, playbook_env, run_playbook, star
 
 NODE = "rel-check-bad-inputs"
 SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
-PLAYBOOKS = {"site": SITE, "role": "tests/reliability/plays/role_alone.yml", "own_play": "tests/reliability/plays/own_play.yml"}
+PLAYBOOKS = {"site": SITE, "role": "tests/reliability/plays/role_alone.yml", "own_play": "tests/reliability/plays/own_play.yml",
+             # A user's play of three roles without the validation entry: the first role checks the others.
+             "first_role": "molecule/default/plays/own_play.yml"}
 # What must never appear in a refused run's output: the first task after validation.
 NOT_REACHED = {"site": "PLAY [Tune GPU nodes]", "own_play": "TASK [gpuops.hardening.sysctl :"}
 # A failed task's result line: "fatal: [node]: FAILED! => {...}" or "failed: [node] (item=...) => {...}".
 FAILED_RESULT = re.compile(r"^(?:fatal|failed): \[[^\]]+\].*? => (?={)", re.M)
 CASES = load_cases()
+CASES_BY_ID = dict((case["id"], case) for case in CASES)
 
 
 def _params():
@@ -86,4 +89,15 @@ def test_bad_inputs_stop_the_run_before_any_change(inventory, mode, role, run):
             "%s: no message with %r among %r\n%s" % (case["id"], case["message"], messages, output[-4000:])
     if mode in NOT_REACHED:
         assert NOT_REACHED[mode] not in output, output[-8000:]
+    assert differences(before, fingerprint(NODE)) == []
+
+
+def test_the_first_role_of_a_users_play_without_validate_checks_the_later_roles(inventory):
+    before = fingerprint(NODE)
+    returncode, output = _run(inventory, "first_role", None, [CASES_BY_ID["thp_defrag_choice"]])
+    assert returncode != 0, output[-8000:]
+    assert any("thp_defrag" in message and "eager" in message for message in failure_messages(output)), output[-8000:]
+    assert "TASK [gpuops.hardening.sysctl : Validate the inputs of every gpuops.hardening role]" in output
+    for later in ("gpuops.hardening.sysctl : Converge", "gpuops.hardening.thp :", "gpuops.hardening.memlock :"):
+        assert later not in output, "%r ran:\n%s" % (later, output[-8000:])
     assert differences(before, fingerprint(NODE)) == []
