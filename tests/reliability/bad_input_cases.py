@@ -31,6 +31,7 @@ def load_cases(path=CASES_FILE):
         case.setdefault("extra", {})
         case.setdefault("group", "%s.%s" % (case["role"], case["variable"]))
         case.setdefault("alone", False)
+        case.setdefault("argument_spec", False)
     return cases
 
 
@@ -47,8 +48,10 @@ def case_vars(case):
     return found
 
 
-def _fits(run, case):
+def _fits(run, case, by_stage):
     if case["alone"] or any(other["alone"] or other["group"] == case["group"] for other in run):
+        return False
+    if by_stage and any(other["argument_spec"] != case["argument_spec"] for other in run):
         return False
     merged = {}
     for other in run:
@@ -56,12 +59,14 @@ def _fits(run, case):
     return all(merged.get(name, value) == value for name, value in case_vars(case).items())
 
 
-def bundle(cases):
-    """Runs (lists of cases) that share no group and no variable with another value; alone cases run alone."""
+def bundle(cases, by_stage=False):
+    """Runs (lists of cases) that share no group and no variable with another value; alone cases run alone.
+
+    by_stage: argument-spec cases and the others in separate runs (a role alone reports only the former)."""
     runs = []
     for case in cases:
         for run in runs:
-            if _fits(run, case):
+            if _fits(run, case, by_stage):
                 run.append(case)
                 break
         else:
@@ -75,7 +80,7 @@ def runs_of(cases, mode):
     if mode != "role":
         return [(None, run) for run in bundle(chosen)]
     roles = sorted(set(case["role"] for case in chosen))
-    return [(role, run) for role in roles for run in bundle([case for case in chosen if case["role"] == role])]
+    return [(role, run) for role in roles for run in bundle([case for case in chosen if case["role"] == role], by_stage=True)]
 
 
 def _cell(text):
