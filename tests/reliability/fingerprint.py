@@ -30,6 +30,9 @@ from lab import docker_exec  # noqa: E402
 # Everything the roles may write lives under these paths.
 MANAGED_PATHS = (
     "/etc/fstab",
+    # The mps role's client group and its members.
+    "/etc/group",
+    "/etc/gshadow",
     "/etc/sysctl.d",
     "/etc/sysctl.conf",
     "/etc/security/limits.d",
