@@ -17,9 +17,26 @@ KILLED_RC = 137
 
 C_LOCALE = {"LC_ALL": "C", "LANG": "C", "LANGUAGE": "C"}
 
+# The role variable that fills each module's timeout option: a timeout message names
+# what to raise, and the operator sets the role variable, not the module option.
+ROLE_TIMEOUT_VARIABLES = {
+    "persistenced": "persistenced_timeout",
+    "mps": "mps_timeout",
+    "nvidia_mig": "mig_timeout",
+    "gpu_numa_facts": "numa_binding_nvidia_smi_timeout",
+}
+
 
 class CommandTimeout(Exception):
     """The command ran past its timeout and was stopped."""
+
+
+def timeout_setting(module):
+    """Where the timeout comes from, for messages: the module option and its role variable."""
+    name = getattr(module, "_name", None)
+    short = name.rsplit(".", 1)[-1] if isinstance(name, str) else ""
+    variable = ROLE_TIMEOUT_VARIABLES.get(short)
+    return "the module's timeout option%s" % (", set by the role variable %s" % variable if variable else "")
 
 
 def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
@@ -36,7 +53,7 @@ def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
         full = [timeout_bin, "--kill-after=5", "%ss" % int(timeout)] + full
     rc, out, err = module.run_command(full, environ_update=dict(environ or {}, **C_LOCALE), data=data, check_rc=False)
     if timeout_bin and rc in (TIMEOUT_RC, KILLED_RC):
-        raise CommandTimeout("%s did not finish within %s seconds" % (" ".join(argv), timeout))
+        raise CommandTimeout("%s did not finish within %s seconds (%s)" % (" ".join(argv), timeout, timeout_setting(module)))
     if check_rc and rc != 0:
         module.fail_json(
             msg="%s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()),

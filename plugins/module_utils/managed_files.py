@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import shutil
 import stat
 import tempfile
 
@@ -42,6 +43,59 @@ def _current_mode(path):
         return None
 
 
+def write_error(path, error, outcome="the file was left as it was, with no partial content"):
+    """The message for an OSError while changing path: the path, the system's reason, what is left."""
+    reason = getattr(error, "strerror", None) or str(error)
+    return "could not write %s: %s; %s. Make its file system writable and give it room, then run again" % (
+        path, reason, outcome)
+
+
+def check_writable(module, path, content):
+    """Fail before any other change when path is to get content but its folder refuses new
+    files (read-only, full, not permitted): a module must not apply live settings it then
+    cannot persist."""
+    if module.check_mode or read_text(path) == content:
+        return
+    directory = os.path.dirname(path)
+    while not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".gpuops-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except (IOError, OSError) as error:
+        module.fail_json(msg=write_error(path, error, "nothing was changed"))
+
+
+def remove_path(module, path):
+    """Remove a file, link or folder tree this module owns; an OSError fails with its path."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except (IOError, OSError) as error:
+        module.fail_json(msg=write_error(path, error, "it was not removed"))
+
+
+def _replace_file(module, path, content, mode, backup, result):
+    """Write a temporary file beside path and rename it over path; the temporary goes on failure."""
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    if backup and os.path.exists(path):
+        result["backup_file"] = module.backup_local(path)
+    fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(to_bytes(content, errors="surrogate_or_strict"))
+        os.chmod(tmp_path, mode)
+        module.atomic_move(tmp_path, path)
+    finally:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+
+
 def ensure_content(module, path, content, mode=0o644, backup=False):
     """Make path hold exactly content with the given mode.
 
@@ -61,22 +115,12 @@ def ensure_content(module, path, content, mode=0o644, backup=False):
     if not result["changed"] or module.check_mode:
         return result, diff
 
-    if content_changed:
-        directory = os.path.dirname(path)
-        if not os.path.isdir(directory):
-            os.makedirs(directory, 0o755)
-        if backup and before is not None:
-            result["backup_file"] = module.backup_local(path)
-        fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(to_bytes(content, errors="surrogate_or_strict"))
-            os.chmod(tmp_path, mode)
-            module.atomic_move(tmp_path, path)
-        finally:
-            if os.path.exists(tmp_path):
-                os.unlink(tmp_path)
-    os.chmod(path, mode)
+    try:
+        if content_changed:
+            _replace_file(module, path, content, mode, backup, result)
+        os.chmod(path, mode)
+    except (IOError, OSError) as error:
+        module.fail_json(msg=write_error(path, error))
     return result, diff
 
 
@@ -116,8 +160,13 @@ def ensure_symlink(module, path, target, backup=False):
     if backup and existed and not os.path.islink(path):
         result["backup_file"] = module.backup_local(path)
     tmp_path = os.path.join(directory, ".gpuops-link-%d-%s" % (os.getpid(), os.path.basename(path)))
-    if os.path.lexists(tmp_path):
-        os.unlink(tmp_path)
-    os.symlink(target, tmp_path)
-    os.rename(tmp_path, path)
+    try:
+        if os.path.lexists(tmp_path):
+            os.unlink(tmp_path)
+        os.symlink(target, tmp_path)
+        os.rename(tmp_path, path)
+    except (IOError, OSError) as error:
+        if os.path.lexists(tmp_path):
+            os.unlink(tmp_path)
+        module.fail_json(msg=write_error(path, error))
     return result, diff

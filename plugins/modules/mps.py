@@ -151,7 +151,6 @@ skipped_reason:
 
 import grp
 import os
-import shutil
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
@@ -159,7 +158,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.hardening.plugins.module_utils import mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
 
@@ -213,12 +212,12 @@ class Converger(object):
             self.diffs.append({"before_header": path + "/", "after_header": "%s/ (absent)" % path,
                                "before": "directory\n", "after": ""})
             if not self.module.check_mode:
-                shutil.rmtree(host_path)
+                remove_path(self.module, host_path)
         else:
             self.diffs.append(file_diff(path, read_text(host_path), ""))
             self.diffs[-1]["after_header"] = "%s (absent)" % path
             if not self.module.check_mode:
-                os.unlink(host_path)
+                remove_path(self.module, host_path)
         self.changed = True
         return True
 
@@ -240,10 +239,13 @@ class Converger(object):
                            "after": "mode %04o owner %d:%d\n" % wanted})
         self.changed = True
         if not self.module.check_mode:
-            if info is None:
-                os.makedirs(host_path, 0o755)
-            os.chown(host_path, 0, wanted[2])
-            os.chmod(host_path, mode)
+            try:
+                if info is None:
+                    os.makedirs(host_path, 0o755)
+                os.chown(host_path, 0, wanted[2])
+                os.chmod(host_path, mode)
+            except (IOError, OSError) as error:
+                self.fail(write_error(path, error, "the folder is as it was or exists with its old mode"))
         return True
 
     def check_traversable(self, path):

@@ -151,7 +151,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, remove_path
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
 # The daemon sets persistence mode as it starts; give a slow driver a moment before failing.
@@ -261,7 +261,7 @@ def remove_legacy_unit(module, systemctl, diffs, result):
                   "before": read_text(path) or "", "after": ""})
     result["legacy_unit_removed"] = persistenced.LEGACY_UNIT_PATH
     if not module.check_mode:
-        os.unlink(path)
+        remove_path(module, path)
     return True
 
 

@@ -162,7 +162,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_d
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
 
 
 def wanted_settings(module):
@@ -302,6 +302,7 @@ def main():
     result = dict(changed=False, live_skipped_reason=None)
     report_conflicts(module, host, wanted, content, result)
 
+    check_writable(module, host["path"], content)
     before = read_live(proc_sys, wanted)
     result["unsupported"] = sorted(key for key, value in before.items() if value is None)
     if result["unsupported"]:

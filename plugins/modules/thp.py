@@ -150,7 +150,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
 CHOICE_SETTINGS = [(name, relative) for name, relative in thp.SETTING_FILES if name in thp.CHOICES]
@@ -280,6 +280,8 @@ def main():
         module.fail_json(msg="%s not found: this kernel was built without transparent hugepage support" % sysfs_path, **result)
     check_supported(module, sysfs_path, wanted)
 
+    if params["persist"] and wanted:
+        check_writable(module, unit_path, thp.render_unit(wanted, profile=params["profile"]))
     before = read_live(sysfs_path)
     diffs = []
     if blocker is None:
