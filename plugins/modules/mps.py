@@ -25,6 +25,9 @@ description:
     when the host has one daemon, and C(/etc/tmpfiles.d/gpuops-mps.conf), which recreates the directories at boot.
   - Checks every input against the host before any change, refuses GPUs in MIG mode, and refuses to restart or stop a
     daemon whose GPUs run client processes unless O(force).
+  - Before it writes a daemon's changed unit or settings, it records the restart it owes in
+    C(/var/lib/gpuops-hardening/mps-restart-pending.json), and removes the record once the daemons run on them; a
+    run killed in between leaves the next run to restart them.
   - Verifies each daemon through its pipe (C(get_server_list), C(get_default_active_thread_percentage),
     C(get_default_device_pinned_mem_limit)).
   - O(state=absent) stops and removes every daemon this module made, and restores the recorded compute modes.
@@ -160,6 +163,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
 
 
 class Converger(object):
@@ -484,6 +488,12 @@ def converge_present(converger):
         record[uuid] = by_uuid[uuid]["compute_mode"]
     rendered = dict((name, render_daemon(converger, name, sets[name], multiuser[name], record)) for name in sets)
     pending_restart = set(name for name, (daemon_paths, files) in rendered.items() if needs_restart(converger, daemon_paths, files))
+    # Restarts a killed earlier run owed: its files were written, its daemons not restarted on them.
+    owed = UnitRecord(converger.module, MPS_RESTART_PENDING)
+    try:
+        pending_restart |= set(owed.units()) & set(sets)
+    except RecordError as error:
+        converger.fail("%s; nothing was changed" % error)
 
     # Every refusal comes before the first change.
     stale = [name for name in converger.installed_daemons() if name not in sets]
@@ -491,6 +501,8 @@ def converge_present(converger):
         if converger.is_active(mps.unit_name(name)):
             converger.refuse_if_busy(name, [gpu["uuid"] for gpu in sets[name]], "restart")
     converger.refuse_stopping_busy(stale)
+    if pending_restart:
+        owed.write(sorted(pending_restart))
     for name in stale:
         converger.uninstall(name)
 
@@ -523,6 +535,7 @@ def converge_present(converger):
     if converger.changed:
         converger.systemctl.daemon_reload()
     actions = start_daemons(converger, sets, pending_restart)
+    owed.remove()
     for path in moved_pipes:
         converger.remove(path)
 

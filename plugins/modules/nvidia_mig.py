@@ -81,6 +81,9 @@ options:
     description:
       - Services that keep GPUs open. Those of them that run are stopped around a MIG mode change, a reset or the
         destroying of instances, and exactly those are started again afterwards, also when the change failed.
+      - Before stopping any, the module records those it stops in C(/var/lib/gpuops-hardening/mig-clients-stopped.json),
+        and removes the record once they run again. Every call first starts the units of a record left by a call
+        that was killed in between (RV(clients_restarted)), with a warning.
       - The default follows mig-parted. nvidia-persistenced and nvidia-fabricmanager are never stopped; nvidia-smi
         coordinates with them.
     type: list
@@ -196,6 +199,14 @@ clients_stopped:
   returned: always
   type: list
   elements: str
+clients_restarted:
+  description:
+    - The GPU client services an earlier run stopped and, killed before it started them again, left recorded in
+      C(/var/lib/gpuops-hardening/mig-clients-stopped.json); this call started them (in check mode, would start
+      them) before anything else, and removed the record.
+  returned: always
+  type: list
+  elements: str
 applied:
   description: True when every GPU reached its declared layout; false while anything is pending and in check mode.
   returned: always
@@ -215,6 +226,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, check_layouts, desired_layouts, load_config
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_survey import read_gpus
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED, RecordError, UnitRecord
 
 # mig-parted's default GPU clients: they keep GPUs open, so a mode change or reset cannot proceed under them.
 GPU_CLIENTS = ("nvsm.service", "nvidia-dcgm.service", "dcgm-exporter.service", "kubelet.service")
@@ -244,16 +256,21 @@ class SystemdClients(object):
     nvidia-persistenced and nvidia-fabricmanager stay: nvidia-smi coordinates resets with them."""
 
     def __init__(self, module, units):
+        self.module = module
         self.systemctl = Systemctl(module, timeout=module.params["timeout"])
         self.units = [unit for unit in units if unit not in KEEP_RUNNING]
+        self.record = UnitRecord(module, MIG_CLIENTS_STOPPED)
 
     def stop(self):
-        if not self.units:
+        running = [unit for unit, shown in zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"]))
+                   if shown.get("LoadState") == "loaded"
+                   and shown.get("ActiveState") in ("active", "activating", "reloading")] if self.units else []
+        if not running:
             return []
+        # Durable before the first stop: if this process dies before start(), the next run starts them.
+        self.record.write(running)
         stopped = []
-        for unit, shown in zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"])):
-            if shown.get("LoadState") != "loaded" or shown.get("ActiveState") not in ("active", "activating", "reloading"):
-                continue
+        for unit in running:
             error = self.systemctl.try_verb("stop", unit)
             if error:
                 failed = self.start(stopped)
@@ -263,13 +280,24 @@ class SystemdClients(object):
         return stopped
 
     def start(self, units):
-        """Start the units in reverse order; returns those that failed, with their error."""
+        """Start the units in reverse order; returns those that failed, with their error. Once all
+        run, the record of stopped clients goes; otherwise it stays for the next run to try again."""
         failed = []
         for unit in reversed(units):
             error = self.systemctl.try_verb("start", unit)
             if error:
                 failed.append("%s (%s)" % (unit, error))
+        if not failed:
+            self.record.remove()
         return failed
+
+    def start_recorded(self):
+        """(units, failures): the clients an interrupted earlier run left stopped, started now
+        (in check mode only listed)."""
+        units = self.record.units()
+        if not units or self.module.check_mode:
+            return units, []
+        return units, self.start(units)
 
 
 def declared_layouts(module, gpus):
@@ -304,25 +332,45 @@ def main():
                            required_together=[("mig_parted_config", "mig_parted_name")])
     params = module.params
     clients = SystemdClients(module, params["gpu_clients"])
+    restarted = start_recorded_clients(module, clients)
     smi = Smi(module)
     if not smi.path:
-        module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=False, gpus=[])
+        module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=bool(restarted), gpus=[],
+                         clients_restarted=restarted)
     try:
         layouts = declared_layouts(module, read_gpus(smi))
         result = converge(smi, layouts, force=params["force"], reset=params["reset"], check_mode=module.check_mode,
                           clients=clients, root=params["root"], require_applied=params["require_applied"])
     except SmiError as error:
-        module.fail_json(msg="nothing was changed: %s" % error, changed=False, gpus=[])
+        module.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
     except MigError as error:
-        _report(module, error.result, clients)
+        _report(module, error.result, clients, restarted)
         module.fail_json(msg=str(error), **error.result)
-    _report(module, result, clients)
+    _report(module, result, clients, restarted)
     module.exit_json(**result)
 
 
-def _report(module, result, clients):
+def start_recorded_clients(module, clients):
+    """Every run first starts the GPU clients an interrupted run left stopped; the units it started."""
+    try:
+        units, failed = clients.start_recorded()
+    except RecordError as error:
+        module.fail_json(msg="%s; nothing was changed" % error, changed=False, gpus=[])
+    if failed:
+        module.fail_json(msg="the GPU clients that an interrupted earlier run stopped (recorded in %s) did not start "
+                             "again: %s; see systemctl status for each, then run again, which retries them" % (
+                                 MIG_CLIENTS_STOPPED, ", ".join(failed)), changed=True, gpus=[], clients_restarted=units)
+    if units:
+        module.warn("an earlier run was interrupted while the GPU clients were stopped; %s %s, recorded in %s" % (
+            "would start" if module.check_mode else "started", ", ".join(units), MIG_CLIENTS_STOPPED))
+    return units
+
+
+def _report(module, result, clients, restarted):
     """Warnings to Ansible, the clients this call would stop, and each changed GPU's plan as --diff."""
     result["gpu_clients"] = list(clients.units)
+    result["clients_restarted"] = list(restarted)
+    result["changed"] = result["changed"] or bool(restarted)
     for warning in result.pop("warnings", []):
         module.warn(warning)
     if module._diff:

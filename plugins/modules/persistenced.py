@@ -24,6 +24,9 @@ description:
     C(systemctl add-wants multi-user.target nvidia-persistenced.service) makes it.
   - Reloads systemd, restarts the daemon when the drop-in changed (starts it when stopped), then reads
     C(nvidia-smi --query-gpu=index,uuid,persistence_mode) and fails, naming the GPUs, unless every GPU reads Enabled.
+  - Before it changes the drop-in, it records the restart it owes in
+    C(/var/lib/gpuops-hardening/persistenced-restart-pending.json), and removes the record after the restart; a run
+    killed in between leaves the next run to reload systemd and restart the daemon.
   - A masked unit is unmasked with O(unmask=true); otherwise the module fails before any change, naming the mask.
   - Without nvidia-persistenced (no unit), the legacy path, C(nvidia-smi -pm 1), which the driver forgets at reboot, and
     a oneshot unit C(gpuops-persistence-mode.service) that sets it again at every boot. Once the daemon is installed,
@@ -152,6 +155,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import persistenc
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, remove_path
+from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import PERSISTENCED_RESTART_PENDING, RecordError, UnitRecord
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 
 # The daemon sets persistence mode as it starts; give a slow driver a moment before failing.
@@ -217,6 +221,14 @@ def converge_daemon(module, unit_path, diffs, result, reload_needed):
         module.fail_json(msg="%s has no ExecStart to take the daemon's arguments from" % unit_path, **result)
     result["flavour"] = persistenced.flavour(unit_text)
     content = persistenced.render_dropin(unit_text, unit_path)
+    # A run killed between writing the drop-in and the restart leaves the restart owed: recorded first.
+    pending = UnitRecord(module, PERSISTENCED_RESTART_PENDING)
+    try:
+        restart_owed = bool(pending.units())
+    except RecordError as error:
+        module.fail_json(msg="%s; nothing was changed" % error, **result)
+    if read_text(under_root(root, persistenced.DROPIN_PATH)) != content:
+        pending.write([persistenced.UNIT])
     dropin, diff = ensure_content(module, under_root(root, persistenced.DROPIN_PATH), content)
     diffs.extend([diff] if diff else [])
     result["dropin"] = {"path": persistenced.DROPIN_PATH, "changed": dropin["changed"],
@@ -230,6 +242,7 @@ def converge_daemon(module, unit_path, diffs, result, reload_needed):
 
     systemctl = Systemctl(module, timeout=module.params["timeout"])
     legacy_removed = remove_legacy_unit(module, systemctl, diffs, result)
+    reload_needed = reload_needed or restart_owed
     if dropin["changed"] or reload_needed or legacy_removed:
         systemctl.daemon_reload()
     if persistenced.is_static(unit_text):
@@ -248,7 +261,8 @@ def converge_daemon(module, unit_path, diffs, result, reload_needed):
     elif not active:
         result["service_action"] = "started"
         systemctl.start(persistenced.UNIT)
-    return dropin["changed"] or enabled_changed or legacy_removed or result["service_action"] != "none"
+    pending.remove()
+    return restart_owed or dropin["changed"] or enabled_changed or legacy_removed or result["service_action"] != "none"
 
 
 def remove_legacy_unit(module, systemctl, diffs, result):

@@ -403,6 +403,23 @@ def test_restart_with_clients_on_the_gpus_is_refused_without_force(make_host):
     assert [entry["multiuser"] for entry in host.daemons()] == [False]
 
 
+def test_a_run_killed_between_the_new_unit_and_the_restart_leaves_the_restart_to_the_next_run(make_host):
+    host = make_host()
+    assert not _run(host)["failed"]
+
+    def killed(systemctl):
+        raise KeyboardInterrupt("the module's process dies after the unit is written")
+    with mock.patch.object(FakeSystemctl, "daemon_reload", killed), pytest.raises(KeyboardInterrupt):
+        _run(host, multiuser_server=False)
+    assert [entry["multiuser"] for entry in host.daemons()] == [True]
+    # The unit on disk is already the new one: only the record says the daemon does not run it yet.
+    result = _run(host, multiuser_server=False)
+    assert not result["failed"], result["msg"]
+    assert result["daemons"][0]["action"] == "restarted" and [entry["multiuser"] for entry in host.daemons()] == [False]
+    assert not os.path.exists(host.path("/var/lib/gpuops-hardening/mps-restart-pending.json"))
+    assert not _run(host, multiuser_server=False)["changed"]
+
+
 def test_a_stop_with_clients_is_refused_without_force(make_host):
     host = make_host()
     assert not _run(host)["failed"]

@@ -22,6 +22,7 @@ from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runn
 
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 PACKAGED = "/lib/systemd/system/nvidia-persistenced.service"
+PENDING_RESTART = "/var/lib/gpuops-hardening/persistenced-restart-pending.json"
 MASK = "/etc/systemd/system/nvidia-persistenced.service"
 
 
@@ -174,6 +175,24 @@ def test_changed_drop_in_restarts_a_running_daemon(host):
     assert result["changed"] and result["service_action"] == "restarted"
     assert host.calls[-2:] == ["daemon-reload", "restart nvidia-persistenced.service"]
     assert result["diff"][0]["before"].startswith("[Service]")
+
+
+def test_a_run_killed_before_the_restart_leaves_it_to_the_next_run(host):
+    host.install_unit("debian")
+    assert _run(host)["service_action"] == "started"
+    host.path(persistenced.DROPIN_PATH).write_text("[Service]\nExecStart=\nExecStart=/usr/bin/nvidia-persistenced\n")
+
+    def killed(systemctl):
+        raise KeyboardInterrupt("the module's process dies after the drop-in is written")
+    with mock.patch.object(persistenced_module.Systemctl, "daemon_reload", killed), pytest.raises(KeyboardInterrupt):
+        _run(host)
+    host.calls[:] = []
+    # The drop-in is already right: only the record says that the daemon still runs the old command.
+    result = _run(host)
+    assert result["changed"] and not result["dropin"]["changed"] and result["service_action"] == "restarted"
+    assert host.calls == ["daemon-reload", "restart nvidia-persistenced.service"]
+    assert not host.path(PENDING_RESTART).exists()
+    assert not _run(host)["changed"]
 
 
 def test_check_mode_reports_and_skips_verification(host):
