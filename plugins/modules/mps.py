@@ -32,6 +32,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
 options:
   state:
     description: V(present) converges the daemons; V(absent) removes all of them.
@@ -161,6 +162,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
 class Converger(object):
@@ -563,6 +565,7 @@ def main():
         require_gpu=dict(type="bool", default=True),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.mps")
     check_params(module)
     converger = Converger(module)
     if module.params["state"] == "absent":

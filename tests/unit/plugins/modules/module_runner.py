@@ -11,6 +11,8 @@ from ansible.module_utils import basic
 from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import release_held
+
 
 class ModuleExit(Exception):
     """Raised in place of exit_json/fail_json; carries the result."""
@@ -54,4 +56,7 @@ def run_module(main, args, check_mode=False, diff=False):
             result = outcome.result
             result.setdefault("failed", outcome.failed)
             return result
+        finally:
+            # A real module's process ends here, and the kernel drops its node lock with it.
+            release_held()
     raise AssertionError("module returned without exit_json or fail_json")

@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Two site.yml runs against one node at once, on a fresh node and on a converged one.
+
+The contract: both runs succeed. The node lock (module_utils/run_lock.py)
+serializes every module that changes the node, so each module of the later run
+reads what the earlier one wrote and finds nothing left to change. Afterwards the
+node is as one run leaves it: the converged pair changes nothing and leaves every
+file as the fresh pair left it, no temporary file is left, the lock names no
+holder, and the emulated GPUs' persistence agrees with its daemon.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+
+import pytest
+
+from lab import REPO_ROOT, docker_exec, playbook_argv, playbook_env, recap, start_nodes, stop_nodes
+
+NODE = "rel-lock-train"
+SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
+LOCK = "/run/lock/gpuops-hardening.lock"
+# Where the roles write: the modules' files, the builtin copy/template targets, the local facts.
+MANAGED_TREES = ["/etc", "/usr/local", "/opt/gpuops"]
+# Leftovers of an interrupted write: ours (managed_files.py) and ansible's atomic_move.
+TEMPORARY_NAMES = [".gpuops-*", ".ansible_tmp*", "*.ansible_tmp"]
+
+
+@pytest.fixture(scope="module")
+def fresh_checksums():
+    """The managed files' checksums after the fresh pair, for the converged pair to compare with."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def inventory(tmp_path_factory):
+    try:
+        yield start_nodes(SPEC, tmp_path_factory.mktemp("lock"))
+    finally:
+        stop_nodes(SPEC)
+
+
+def run_two_at_once(inventory, hold_lock_seconds=0):
+    """(returncode, output) of two site.yml runs started together; optionally while something else holds the lock."""
+    holder = None
+    if hold_lock_seconds:
+        # flock(1), as an operator's own tool would take it: it records no holder.
+        holder = subprocess.Popen(["docker", "exec", NODE, "flock", LOCK, "sleep", str(hold_lock_seconds)])
+    # Output to files, not pipes: an unread pipe would stall the run that fills it.
+    outputs = [tempfile.TemporaryFile(mode="w+") for dummy in range(2)]
+    runs = [subprocess.Popen(playbook_argv(inventory), cwd=REPO_ROOT, env=playbook_env(), stdout=output,
+                             stderr=subprocess.STDOUT, text=True) for output in outputs]
+    outcomes = []
+    for run, output in zip(runs, outputs):
+        returncode = run.wait(timeout=400)
+        output.seek(0)
+        outcomes.append((returncode, output.read()))
+        output.close()
+    if holder:
+        holder.wait(timeout=60)
+    return outcomes
+
+
+def assert_both_succeeded(outcomes):
+    for returncode, output in outcomes:
+        assert returncode == 0 and recap(output, NODE)["failed"] == 0, output[-4000:]
+
+
+def file_checksums():
+    """sha256 of every regular file the roles may write, by path."""
+    listing = docker_exec(NODE, "sh", "-c", "find %s -xdev -type f -print0 2>/dev/null | xargs -0 sha256sum"
+                          % " ".join(MANAGED_TREES))
+    return dict(reversed(line.split("  ", 1)) for line in listing.splitlines())
+
+
+def assert_node_is_whole():
+    names = " -o ".join("-name '%s'" % name for name in TEMPORARY_NAMES)
+    leftovers = docker_exec(NODE, "sh", "-c", "find / -xdev \\( %s \\) -print; ls -A /root/.ansible/tmp 2>/dev/null; true"
+                            % names)
+    assert leftovers == "", "temporary files left: %s" % leftovers
+    assert docker_exec(NODE, "cat", LOCK) == "", "the lock still names a holder after both runs ended"
+    persistence = docker_exec(NODE, "nvidia-smi", "--query-gpu=persistence_mode", "--format=csv,noheader").split()
+    assert persistence == ["Enabled"] * 8
+    assert docker_exec(NODE, "systemctl", "is-active", "nvidia-persistenced").strip() == "active"
+
+
+def test_two_runs_on_a_fresh_node_both_succeed_and_converge_it_once(inventory, fresh_checksums):
+    outcomes = run_two_at_once(inventory)
+    assert_both_succeeded(outcomes)
+    changed = [recap(output, NODE)["changed"] for dummy, output in outcomes]
+    # The run that took a module's lock first changed the node; the other found that part done.
+    assert sum(changed) > 0 and min(changed) < max(changed), changed
+    assert_node_is_whole()
+    fresh_checksums.update(file_checksums())
+
+
+def test_two_runs_on_a_converged_node_change_nothing_even_after_waiting(inventory, fresh_checksums):
+    before = fresh_checksums or file_checksums()
+    # Longer than a run takes to reach its first locking module, so that both runs wait.
+    outcomes = run_two_at_once(inventory, hold_lock_seconds=20)
+    assert_both_succeeded(outcomes)
+    for dummy, output in outcomes:
+        assert recap(output, NODE)["changed"] == 0, output[-4000:]
+        # The first module that locks waits out flock(1), and says so.
+        assert "waited " in output and "for another gpuops.hardening run to release %s (held by holder not recorded" % LOCK \
+            in " ".join(output.split()), output[-4000:]
+    assert file_checksums() == before
+    assert_node_is_whole()
