@@ -14,6 +14,11 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import release_held
 
 
+# The node lock file (below root) and its folders: every module that changes the host creates them,
+# and none manages them; tests listing the files a module wrote leave them out.
+NODE_LOCK_PATHS = ("run", "run/lock", "run/lock/gpuops-hardening.lock")
+
+
 class ModuleExit(Exception):
     """Raised in place of exit_json/fail_json; carries the result."""
 
