@@ -13,9 +13,11 @@ holder, and the emulated GPUs' persistence agrees with its daemon.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -53,28 +55,48 @@ def inventory(tmp_path_factory):
         stop_nodes(SPEC)
 
 
-def run_two_at_once(inventory, hold_lock_seconds=0):
+def read_output(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def release_when_both_wait(holder_release, output_paths, deadline):
+    """Let the outside holder go once both runs have started the first locking task, and so wait for it."""
+    first_task = ": %s]" % LOCKING_TASKS[0]
+    while time.monotonic() < deadline and not all(first_task in read_output(path) for path in output_paths):
+        time.sleep(1)
+    time.sleep(3)
+    docker_exec(NODE, "touch", holder_release)
+
+
+def run_two_at_once(inventory, hold_lock=False):
     """(returncode, output) of two site.yml runs started together; optionally while something else holds the lock."""
     holder = None
-    if hold_lock_seconds:
-        # flock(1), as an operator's own tool would take it: it records no holder.
-        holder = subprocess.Popen(["docker", "exec", NODE, "flock", LOCK, "sleep", str(hold_lock_seconds)])
+    holder_release = "/run/gpuops-test-release-lock"
+    if hold_lock:
+        # flock(1), as an operator's own tool would take it (it records no holder), held until told to let go.
+        holder = subprocess.Popen(["docker", "exec", NODE, "flock", LOCK, "sh", "-c",
+                                   "until [ -e %s ]; do sleep 0.2; done; rm %s" % (holder_release, holder_release)])
     # Output to files, not pipes: an unread pipe would stall the run that fills it.
-    outputs = [tempfile.TemporaryFile(mode="w+") for dummy in range(2)]
-    runs = [subprocess.Popen(playbook_argv(inventory), cwd=REPO_ROOT, env=playbook_env(), stdout=output,
-                             stderr=subprocess.STDOUT, text=True) for output in outputs]
-    outcomes = []
-    for run, output in zip(runs, outputs):
-        try:
-            returncode = run.wait(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            run.kill()
-            returncode = run.wait()
-        output.seek(0)
-        outcomes.append((returncode, output.read()))
-        output.close()
-    if holder:
-        holder.wait(timeout=60)
+    with tempfile.TemporaryDirectory() as directory:
+        output_paths = [os.path.join(directory, "run%d.log" % number) for number in (1, 2)]
+        runs = []
+        for path in output_paths:
+            with open(path, "w") as output:
+                runs.append(subprocess.Popen(playbook_argv(inventory), cwd=REPO_ROOT, env=playbook_env(), stdout=output,
+                                             stderr=subprocess.STDOUT, text=True))
+        deadline = time.monotonic() + RUN_TIMEOUT
+        if holder:
+            release_when_both_wait(holder_release, output_paths, deadline)
+            holder.wait(timeout=60)
+        outcomes = []
+        for run, path in zip(runs, output_paths):
+            try:
+                returncode = run.wait(timeout=max(1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                run.kill()
+                returncode = run.wait()
+            outcomes.append((returncode, read_output(path)))
     return outcomes
 
 
@@ -129,8 +151,7 @@ def test_two_runs_on_a_fresh_node_both_succeed_and_converge_it_once(inventory, f
 
 def test_two_runs_on_a_converged_node_change_nothing_even_after_waiting(inventory, fresh_checksums):
     before = fresh_checksums or file_checksums()
-    # Longer than a run takes to reach its first locking module, so that both runs wait.
-    outcomes = run_two_at_once(inventory, hold_lock_seconds=20)
+    outcomes = run_two_at_once(inventory, hold_lock=True)
     assert_both_succeeded(outcomes)
     for dummy, output in outcomes:
         assert recap(output, NODE)["changed"] == 0, output[-4000:]
