@@ -40,3 +40,20 @@ options:
     type: bool
     default: true
 """
+
+    LOCK = r"""
+options:
+  lock_timeout:
+    description:
+      - Seconds to wait for the node lock C(/run/lock/gpuops-hardening.lock) (below O(root)) while another
+        gpuops.hardening run holds it. Every module that changes the node holds that lock from its first read to
+        its last write, so that two runs at once never interleave their changes.
+      - When the wait runs out, the module fails before it has read or changed anything, with a message that names
+        the holder (module, pid, since when). A wait of a second or more is reported as a warning.
+      - V(0) fails at once when the lock is held.
+      - To set it for every module of a play, use C(module_defaults) with the action group
+        C(group/gpuops.hardening.node).
+      - In check mode the lock is neither taken nor created.
+    type: int
+    default: 300
+"""

@@ -10,14 +10,20 @@ __metaclass__ = type
 import os
 
 
-def host_argument_spec(live=False):
-    """Argument spec entries for the host doc fragment (and its LIVE part)."""
+# The lock_timeout default; documented in the doc fragment gpuops.hardening.host.lock.
+LOCK_TIMEOUT = 300
+
+
+def host_argument_spec(live=False, lock=True):
+    """Argument spec entries for the host doc fragment (and its LIVE and LOCK parts)."""
     spec = dict(
         root=dict(type="path", default="/"),
         timeout=dict(type="int", default=60),
     )
     if live:
         spec["apply_live"] = dict(type="bool", default=True)
+    if lock:
+        spec["lock_timeout"] = dict(type="int", default=LOCK_TIMEOUT)
     return spec
 
 

@@ -24,6 +24,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
 options:
   require_gpu:
     description:
@@ -220,6 +221,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.sysfs_topology im
     read_pci_device,
     read_rdma_devices,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # Where driver containers and some images put the tool, off the usual PATH.
 EXTRA_BIN_DIRS = ["/usr/local/nvidia/bin"]
@@ -287,6 +289,7 @@ def main():
         timeout=dict(type="int", default=30),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.gpu_numa_facts")
     params = module.params
     notes = []
     query = matrix = gpu_list = None

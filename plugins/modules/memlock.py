@@ -31,6 +31,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
 options:
   limit:
     description: The wanted limit, V(unlimited) or a positive number of KiB.
@@ -222,6 +223,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.pam_stack import 
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
     UNIT_DIRS, Systemctl, dropin_files, is_booted, last_setting, unit_file_exists,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 SYSTEM_CONF = "/etc/systemd/system.conf"
 SYSTEM_CONF_DIRS = (
@@ -500,6 +502,7 @@ def main():
         pam_services=dict(type="list", elements="str", default=["login", "sshd", "su-l"]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.memlock")
     params = module.params
     try:
         limit = memlock.parse_limit(params["limit"])

@@ -35,6 +35,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
 options:
   state:
     description: V(present) converges the daemons; V(absent) removes all of them.
@@ -164,6 +165,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
 class Converger(object):
@@ -578,6 +580,7 @@ def main():
         require_gpu=dict(type="bool", default=True),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.mps")
     check_params(module)
     converger = Converger(module)
     if module.params["state"] == "absent":

@@ -46,6 +46,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
 options:
   layouts:
     description:
@@ -227,6 +228,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_survey import read_gpus
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED, RecordError, UnitRecord
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # mig-parted's default GPU clients: they keep GPUs open, so a mode change or reset cannot proceed under them.
 GPU_CLIENTS = ("nvsm.service", "nvidia-dcgm.service", "dcgm-exporter.service", "kubelet.service")
@@ -330,6 +332,7 @@ def main():
                            mutually_exclusive=[("layouts", "mig_parted_config")],
                            required_one_of=[("layouts", "mig_parted_config")],
                            required_together=[("mig_parted_config", "mig_parted_name")])
+    hold_node_lock(module, "gpuops.hardening.nvidia_mig")
     params = module.params
     clients = SystemdClients(module, params["gpu_clients"])
     restarted = start_recorded_clients(module, clients)

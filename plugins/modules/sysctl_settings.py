@@ -26,6 +26,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
   - gpuops.hardening.host.live
 options:
   settings:
@@ -163,6 +164,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_d
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
 def wanted_settings(module):
@@ -291,6 +293,7 @@ def main():
         conflict_action=dict(type="str", choices=["warn", "fail", "ignore"], default="warn"),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.sysctl_settings")
     params = module.params
     check_path(module)
     check_notes(module)

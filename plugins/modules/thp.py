@@ -24,6 +24,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
   - gpuops.hardening.host.live
 options:
   enabled:
@@ -152,6 +153,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import l
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 CHOICE_SETTINGS = [(name, relative) for name, relative in thp.SETTING_FILES if name in thp.CHOICES]
 
@@ -256,6 +258,7 @@ def main():
         unit_path=dict(type="path", default=thp.UNIT_PATH),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.thp")
     params = module.params
     sysfs_path = under_root(params["root"], thp.SYSFS_DIR)
     unit_path = under_root(params["root"], params["unit_path"])

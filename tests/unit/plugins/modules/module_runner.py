@@ -11,6 +11,13 @@ from ansible.module_utils import basic
 from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import release_held
+
+
+# The node lock file (below root) and its folders: every module that changes the host creates them,
+# and none manages them; tests listing the files a module wrote leave them out.
+NODE_LOCK_PATHS = ("run", "run/lock", "run/lock/gpuops-hardening.lock")
+
 
 class ModuleExit(Exception):
     """Raised in place of exit_json/fail_json; carries the result."""
@@ -54,4 +61,7 @@ def run_module(main, args, check_mode=False, diff=False):
             result = outcome.result
             result.setdefault("failed", outcome.failed)
             return result
+        finally:
+            # A real module's process ends here, and the kernel drops its node lock with it.
+            release_held()
     raise AssertionError("module returned without exit_json or fail_json")

@@ -25,7 +25,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import mps
 from ansible_collections.gpuops.hardening.plugins.modules import mps as mps_module
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, single_gpu
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 MPS_CONTROL = "/usr/bin/nvidia-cuda-mps-control"
@@ -64,7 +64,7 @@ class Host:
         found = []
         for folder, dirs, names in os.walk(self.root):
             found.extend(os.path.relpath(os.path.join(folder, name), self.root) for name in dirs + names)
-        return sorted(found)
+        return sorted(path for path in found if path not in NODE_LOCK_PATHS)
 
     def gpus(self):
         return api.read_state(self.state)["gpus"]

@@ -18,7 +18,7 @@ from ansible.module_utils import basic
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
 from ansible_collections.gpuops.hardening.plugins.modules import persistenced as persistenced_module
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, units
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 PACKAGED = "/lib/systemd/system/nvidia-persistenced.service"
@@ -59,7 +59,8 @@ class Host:
         return api.run("nvidia-smi", list(argv), self.state, env={"GPUEMU_EUID": "0"})
 
     def files(self):
-        return sorted(str(path.relative_to(self.root)) for path in self.root.rglob("*"))
+        return sorted(name for name in (str(path.relative_to(self.root)) for path in self.root.rglob("*"))
+                      if name not in NODE_LOCK_PATHS)
 
 
 @pytest.fixture

@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Two site.yml runs against one node at once, on a fresh node and on a converged one.
+
+The contract: both runs succeed. The node lock (module_utils/run_lock.py)
+serializes every module that changes the node, so each module of the later run
+reads what the earlier one wrote and finds nothing left to change. Afterwards the
+node is as one run leaves it: the converged pair changes nothing and leaves every
+file as the fresh pair left it, no temporary file is left, the lock names no
+holder, and the emulated GPUs' persistence agrees with its daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from lab import REPO_ROOT, docker_exec, playbook_argv, playbook_env, recap, start_nodes, stop_nodes
+
+NODE = "rel-lock-train"
+SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
+LOCK = "/run/lock/gpuops-hardening.lock"
+# A pair takes about a minute on an idle host; the shared lab host can be ten times slower.
+RUN_TIMEOUT = 900
+# Where the roles write: the modules' files, the builtin copy/template targets, the local facts.
+MANAGED_TREES = ["/etc", "/usr/local", "/opt/gpuops"]
+# The tasks of the modules that hold the node lock (roles/*/tasks).
+MEMLOCK_TASK = "Converge limits.d, systemd drop-ins and Docker's default-ulimits"
+LOCKING_TASKS = [
+    "Converge kernel VM settings", "Converge swap off, live and at boot", "Converge transparent hugepages",
+    MEMLOCK_TASK, "Converge nvidia-persistenced",
+    "Converge the MIG layout", "Converge the MPS control daemons",
+]
+TASK_HEADER = re.compile(r"^TASK \[(?:[^\]]* : )?(.+?)\] \*+$")
+# Leftovers of an interrupted write: ours (managed_files.py) and ansible's atomic_move.
+TEMPORARY_NAMES = [".gpuops-*", ".ansible_tmp*", "*.ansible_tmp"]
+
+
+@pytest.fixture(scope="module")
+def fresh_checksums():
+    """The managed files' checksums after the fresh pair, for the converged pair to compare with."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def inventory(tmp_path_factory):
+    try:
+        yield start_nodes(SPEC, tmp_path_factory.mktemp("lock"))
+    finally:
+        stop_nodes(SPEC)
+
+
+def read_output(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def release_when_both_wait(holder_release, output_paths, deadline):
+    """Let the outside holder go once both runs have started the first locking task, and so wait for it."""
+    first_task = ": %s]" % LOCKING_TASKS[0]
+    while time.monotonic() < deadline and not all(first_task in read_output(path) for path in output_paths):
+        time.sleep(1)
+    time.sleep(3)
+    docker_exec(NODE, "touch", holder_release)
+
+
+def run_two_at_once(inventory, hold_lock=False):
+    """(returncode, output) of two site.yml runs started together; optionally while something else holds the lock."""
+    holder = None
+    holder_release = "/run/gpuops-test-release-lock"
+    if hold_lock:
+        # flock(1), as an operator's own tool would take it (it records no holder), held until told to let go.
+        holder = subprocess.Popen(["docker", "exec", NODE, "flock", LOCK, "sh", "-c",
+                                   "until [ -e %s ]; do sleep 0.2; done; rm %s" % (holder_release, holder_release)])
+    # Output to files, not pipes: an unread pipe would stall the run that fills it.
+    with tempfile.TemporaryDirectory() as directory:
+        output_paths = [os.path.join(directory, "run%d.log" % number) for number in (1, 2)]
+        runs = []
+        for path in output_paths:
+            with open(path, "w") as output:
+                runs.append(subprocess.Popen(playbook_argv(inventory), cwd=REPO_ROOT, env=playbook_env(), stdout=output,
+                                             stderr=subprocess.STDOUT, text=True))
+        deadline = time.monotonic() + RUN_TIMEOUT
+        if holder:
+            release_when_both_wait(holder_release, output_paths, deadline)
+            holder.wait(timeout=60)
+        outcomes = []
+        for run, path in zip(runs, output_paths):
+            try:
+                returncode = run.wait(timeout=max(1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                run.kill()
+                returncode = run.wait()
+            outcomes.append((returncode, read_output(path)))
+    return outcomes
+
+
+def assert_both_succeeded(outcomes):
+    for returncode, output in outcomes:
+        assert returncode == 0 and recap(output, NODE)["failed"] == 0, output[-4000:]
+
+
+def changed_tasks(output):
+    """The names of the tasks that reported changed on the node."""
+    changed, task = set(), None
+    for line in output.splitlines():
+        header = TASK_HEADER.match(line)
+        if header:
+            task = header.group(1)
+        elif line.startswith("changed: [%s]" % NODE):
+            changed.add(task)
+    return changed
+
+
+def file_checksums():
+    """sha256 of every regular file the roles may write, by path."""
+    listing = docker_exec(NODE, "sh", "-c", "find %s -xdev -type f -print0 2>/dev/null | xargs -0 sha256sum"
+                          % " ".join(MANAGED_TREES))
+    return dict(reversed(line.split("  ", 1)) for line in listing.splitlines())
+
+
+def assert_node_is_whole():
+    names = " -o ".join("-name '%s'" % name for name in TEMPORARY_NAMES)
+    leftovers = docker_exec(NODE, "sh", "-c", "find / -xdev \\( %s \\) -print; ls -A /root/.ansible/tmp 2>/dev/null; true"
+                            % names)
+    assert leftovers == "", "temporary files left: %s" % leftovers
+    assert docker_exec(NODE, "cat", LOCK) == "", "the lock still names a holder after both runs ended"
+    persistence = docker_exec(NODE, "nvidia-smi", "--query-gpu=persistence_mode", "--format=csv,noheader").split()
+    assert persistence == ["Enabled"] * 8
+    assert docker_exec(NODE, "systemctl", "is-active", "nvidia-persistenced").strip() == "active"
+
+
+def test_two_runs_on_a_fresh_node_both_succeed_and_converge_it_once(inventory, fresh_checksums):
+    outcomes = run_two_at_once(inventory)
+    assert_both_succeeded(outcomes)
+    first, second = (changed_tasks(output) for dummy, output in outcomes)
+    # Whichever run took a module's lock first changed that part of the node; the other found it done.
+    # memlock honestly reports changed in both: systemd's re-exec stays pending until the handler at the play's end.
+    changed_by_both = first & second & (set(LOCKING_TASKS) - {MEMLOCK_TASK})
+    assert changed_by_both == set(), changed_by_both
+    # Files these write on every fresh node: both runs did meet work to do.
+    assert {"Converge kernel VM settings", "Converge nvidia-persistenced", MEMLOCK_TASK} <= first | second, (first, second)
+    assert_node_is_whole()
+    fresh_checksums.update(file_checksums())
+
+
+def test_two_runs_on_a_converged_node_change_nothing_even_after_waiting(inventory, fresh_checksums):
+    before = fresh_checksums or file_checksums()
+    outcomes = run_two_at_once(inventory, hold_lock=True)
+    assert_both_succeeded(outcomes)
+    for dummy, output in outcomes:
+        assert recap(output, NODE)["changed"] == 0, output[-4000:]
+        # The first module that locks waits out flock(1), and says so.
+        assert "for another gpuops.hardening run to release %s (held by " % LOCK in " ".join(output.split()), output[-4000:]
+    assert file_checksums() == before
+    assert_node_is_whole()
