@@ -7,8 +7,5 @@ set -euo pipefail
 activate_venv
 cd "${REPO_ROOT}"
 
-lab_up
-trap lab_engine_release EXIT
-
 log "Benchmarking site.yml on labs of ${BENCH_SIZES:-1 8 32} nodes"
-python scripts/bench.py bench/results
+run_in_lab python scripts/bench.py bench/results

@@ -54,3 +54,9 @@ lab_engine_release() {
     "${REPO_ROOT}/scripts/lab/docker-down.sh"
   fi
 }
+# Run a command with the lab up; the engine goes down after it if this script started it.
+run_in_lab() {
+  lab_up
+  trap lab_engine_release EXIT
+  "$@"
+}

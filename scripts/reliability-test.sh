@@ -7,6 +7,4 @@ set -euo pipefail
 activate_venv
 cd "${REPO_ROOT}"
 
-lab_up
-trap lab_engine_release EXIT
-python -m pytest -q -p no:cacheprovider tests/reliability "$@"
+run_in_lab python -m pytest -q -p no:cacheprovider tests/reliability "$@"

@@ -71,10 +71,16 @@ def test_a_full_disk_keeps_the_old_file_and_leaves_no_temporary(managed, monkeyp
     assert _left_over(managed.parent) == []
 
 
-def test_a_read_only_file_system_names_the_path_and_changes_nothing(managed, monkeypatch):
+@pytest.fixture
+def read_only_folder(monkeypatch):
+    """The folder refuses new files, as a read-only /etc does."""
     def refuse(**kwargs):
         raise _os_error(errno.EROFS, kwargs["dir"])
     monkeypatch.setattr(managed_files.tempfile, "mkstemp", refuse)
+
+
+@pytest.mark.usefixtures("read_only_folder")
+def test_a_read_only_file_system_names_the_path_and_changes_nothing(managed):
     with pytest.raises(Failed) as failure:
         managed_files.ensure_content(FakeModule(), str(managed), NEW)
     assert "could not write %s: Read-only file system" % managed in str(failure.value)
@@ -92,10 +98,8 @@ def test_a_failed_rename_removes_the_temporary(managed, monkeypatch):
     assert managed.read_text() == OLD and _left_over(managed.parent) == []
 
 
-def test_check_writable_fails_before_any_change_when_the_folder_refuses_files(managed, monkeypatch):
-    def refuse(**kwargs):
-        raise _os_error(errno.EROFS, kwargs["dir"])
-    monkeypatch.setattr(managed_files.tempfile, "mkstemp", refuse)
+@pytest.mark.usefixtures("read_only_folder")
+def test_check_writable_fails_before_any_change_when_the_folder_refuses_files(managed):
     with pytest.raises(Failed) as failure:
         managed_files.check_writable(FakeModule(), str(managed), NEW)
     assert "could not write %s: Read-only file system; nothing was changed" % managed in str(failure.value)
