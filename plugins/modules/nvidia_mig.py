@@ -253,6 +253,10 @@ class Smi(object):
         return out
 
 
+# (LoadState, ActiveState) of a GPU client that must be stopped around a disruptive change.
+RUNNING_STATES = [("loaded", state) for state in ("active", "activating", "reloading")]
+
+
 class SystemdClients(object):
     """The GPU client services that run: stopped before the change, exactly those started after.
     nvidia-persistenced and nvidia-fabricmanager stay: nvidia-smi coordinates resets with them."""
@@ -264,9 +268,11 @@ class SystemdClients(object):
         self.record = UnitRecord(module, MIG_CLIENTS_STOPPED)
 
     def stop(self):
-        running = [unit for unit, shown in zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"]))
-                   if shown.get("LoadState") == "loaded"
-                   and shown.get("ActiveState") in ("active", "activating", "reloading")] if self.units else []
+        running = []
+        if self.units:
+            shown_units = zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"]))
+            running = [unit for unit, shown in shown_units
+                       if (shown.get("LoadState"), shown.get("ActiveState")) in RUNNING_STATES]
         if not running:
             return []
         # Durable before the first stop: if this process dies before start(), the next run starts them.
