@@ -18,7 +18,6 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
     UNIT_DIRS,
     config_files,
-    is_masked,
     last_setting,
     parse_ini_sections,
 )
@@ -35,25 +34,6 @@ PERSISTENCE_OFF = "--no-persistence-mode"
 # systemd's ExecStart prefixes (-, @, :, +, !) belong to the command, not to its arguments.
 _EXEC_PREFIX = re.compile(r"^[-@:+!]*")
 _NEEDS_QUOTES = re.compile(r"[\s\"'\\;$%]")
-
-
-def find_unit(root="/", unit_dirs=UNIT_DIRS, unit=UNIT):
-    """(mask_path, unit_path) of the unit systemd would load, host paths below root.
-
-    A mask (a link to /dev/null) in a directory earlier in the search path hides
-    the packaged file; unit_path is the file systemd would use once the mask goes.
-    Either is None when there is none.
-    """
-    mask_path = None
-    for directory in unit_dirs:
-        path = os.path.join(root, directory.lstrip("/"), unit)
-        if not os.path.lexists(path):
-            continue
-        if is_masked(path):
-            mask_path = mask_path or directory.rstrip("/") + "/" + unit
-            continue
-        return mask_path, directory.rstrip("/") + "/" + unit
-    return mask_path, None
 
 
 def overriding_dropins(root="/", unit_dirs=UNIT_DIRS, unit=UNIT):

@@ -39,6 +39,25 @@ def is_masked(path):
     return os.path.realpath(path) == "/dev/null"
 
 
+def find_unit(unit, root="/", unit_dirs=UNIT_DIRS):
+    """(mask_path, unit_path) of the unit systemd would load, host paths below root.
+
+    A mask (a link to /dev/null) in a directory earlier in the search path hides
+    the packaged file; unit_path is the file systemd would use once the mask goes.
+    Either is None when there is none.
+    """
+    mask_path = None
+    for directory in unit_dirs:
+        path = os.path.join(root, directory.lstrip("/"), unit)
+        if not os.path.lexists(path):
+            continue
+        if is_masked(path):
+            mask_path = mask_path or directory.rstrip("/") + "/" + unit
+            continue
+        return mask_path, directory.rstrip("/") + "/" + unit
+    return mask_path, None
+
+
 def config_files(directories, suffix=".conf"):
     """Files of a systemd-style ``.d`` configuration, in the order they apply:
     a list of (name, path), sorted by name.

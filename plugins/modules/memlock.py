@@ -66,7 +66,10 @@ options:
     type: path
     default: /etc/systemd/system.conf.d/90-gpuops-memlock.conf
   units:
-    description: Services that get a C(LimitMEMLOCK) drop-in when their unit file exists.
+    description:
+      - Services that get a C(LimitMEMLOCK) drop-in when their unit file exists.
+      - A masked unit (a link to C(/dev/null)) is left alone and named in RV(left_alone), since systemd reads no drop-in
+        of it.
     type: list
     elements: str
     default: []
@@ -221,7 +224,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.pam_stack import pam_stack_has_limits
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
-    UNIT_DIRS, Systemctl, dropin_files, is_booted, last_setting, unit_file_exists,
+    UNIT_DIRS, Systemctl, dropin_files, find_unit, is_booted, last_setting, unit_file_exists,
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
@@ -283,7 +286,12 @@ class MemlockRun(object):
             self.planned[self.path(params["manager_dropin_path"])] = (memlock.render_manager_dropin(self.limit), 0o644, False)
         unit_dirs = [self.path(directory) for directory in UNIT_DIRS]
         for unit in params["units"]:
-            if not unit_file_exists(unit, unit_dirs):
+            mask_path, unit_path = find_unit(unit, self.root)
+            if mask_path:
+                # systemd reads no drop-in of a masked unit; whoever masked it decides when it runs again.
+                self.left_alone[unit] = "unit masked (%s -> /dev/null)" % mask_path
+                continue
+            if not unit_path:
                 self.left_alone[unit] = "unit not installed"
                 continue
             dropin = self.path(os.path.join(UNIT_DROPIN_ROOT, unit + ".d", params["unit_dropin_name"]))

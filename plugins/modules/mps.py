@@ -23,8 +23,9 @@ description:
   - Uses C(-multiuser-server) where every GPU of the set is Volta or newer.
   - Writes C(/etc/gpuops-hardening/mps/NAME.env) for C(EnvironmentFile=) and shells, C(/etc/profile.d/gpuops-mps.sh)
     when the host has one daemon, and C(/etc/tmpfiles.d/gpuops-mps.conf), which recreates the directories at boot.
-  - Checks every input against the host before any change, refuses GPUs in MIG mode, and refuses to restart or stop a
-    daemon whose GPUs run client processes unless O(force).
+  - Checks every input against the host before any change, refuses GPUs in MIG mode, refuses a daemon whose unit is
+    masked (a link to C(/dev/null), which writing the unit would lift; O(state=absent) leaves masks too), and refuses
+    to restart or stop a daemon whose GPUs run client processes unless O(force).
   - Before it writes a daemon's changed unit or settings, it records the restart it owes in
     C(/var/lib/gpuops-hardening/mps-restart-pending.json), and removes the record once the daemons run on them; a
     run killed in between leaves the next run to restart them.
@@ -163,7 +164,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
-from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, is_masked
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
@@ -275,10 +276,23 @@ class Converger(object):
             names = os.listdir(self.host(mps.UNIT_DIR))
         except OSError:
             return []
-        return sorted(name for name in (mps.daemon_name(unit) for unit in names) if name)
+        # A mask at a daemon's name is an operator's, not an installed daemon.
+        return sorted(name for name in (mps.daemon_name(unit) for unit in names)
+                      if name and not is_masked(self.host("%s/%s" % (mps.UNIT_DIR, mps.unit_name(name)))))
 
     def is_active(self, unit):
         return self.systemctl.show([unit], ["ActiveState"])[0].get("ActiveState") in ("active", "activating", "reloading")
+
+    def refuse_masked(self, names):
+        """A mask is an operator's word that a unit must not run; writing the unit over it would lift it."""
+        masks = [mask for mask in (find_unit(mps.unit_name(name), self.root)[0] for name in names) if mask]
+        if masks:
+            self.fail("%s masked (%s), nothing was changed. Unmask %s (systemctl unmask), or leave %s out of the GPU "
+                      "sets (mps_gpu_sets in the role)" % (
+                          "MPS daemon unit is" if len(masks) == 1 else "MPS daemon units are",
+                          ", ".join("%s -> /dev/null" % mask for mask in masks),
+                          "it" if len(masks) == 1 else "them",
+                          ", ".join(mps.daemon_name(os.path.basename(mask)) for mask in masks)))
 
     def refuse_if_busy(self, name, uuids, verb):
         """A restart or stop ends the clients' server: refuse while clients run, unless forced."""
@@ -498,6 +512,7 @@ def converge_present(converger):
         converger.fail("%s; nothing was changed" % error)
 
     # Every refusal comes before the first change.
+    converger.refuse_masked(sorted(sets))
     stale = [name for name in converger.installed_daemons() if name not in sets]
     for name in sorted(pending_restart):
         if converger.is_active(mps.unit_name(name)):

@@ -157,7 +157,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, remove_path
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import PERSISTENCED_RESTART_PENDING, RecordError, UnitRecord
-from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # The daemon sets persistence mode as it starts; give a slow driver a moment before failing.
@@ -323,7 +323,7 @@ def main():
         result["verification"] = "skipped: no NVIDIA driver"
         module.exit_json(**result)
 
-    mask_path, unit_path = persistenced.find_unit(params["root"])
+    mask_path, unit_path = find_unit(persistenced.UNIT, params["root"])
     result["unit_path"] = unit_path
     if mask_path and not params["unmask"]:
         module.fail_json(msg="%s is masked (%s -> /dev/null), nothing changed; set unmask to true "

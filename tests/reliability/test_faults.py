@@ -151,3 +151,38 @@ def test_a_full_disk_keeps_the_old_file_and_leaves_no_temporary(full_sysctl_d):
     assert "could not write %s" % SYSCTL_FILE in output and "No space left on device" in output, output
     assert _sh("sha256sum %s" % SYSCTL_FILE) == before
     assert _sh("ls -A /etc/sysctl.d | grep '^.gpuops-' || true") == ""
+
+
+@pytest.fixture
+def masked():
+    """systemctl mask of the units a test names; unmasked (and the stand-in Docker started) afterwards."""
+    units = []
+
+    def mask(unit):
+        units.append(unit)
+        _sh("systemctl mask %s" % unit)
+    yield mask
+    for unit in units:
+        _sh("systemctl unmask %s" % unit)
+    _sh("systemctl start docker.service")
+
+
+def test_a_masked_mps_unit_is_refused_naming_the_mask_and_changes_nothing(masked):
+    # Masked before MPS was ever installed: writing the unit would have replaced the link and lifted the mask.
+    unit = "/etc/systemd/system/gpuops-mps-all.service"
+    masked("gpuops-mps-all.service")
+    before = _checksums(), _sh("sha256sum /etc/group /etc/gshadow")
+    output = _run(os.path.join(PLAYS, "mps_alone.yml"), {"mps_state": "present"})
+    assert "MPS daemon unit is masked (%s -> /dev/null), nothing was changed" % unit in output, output
+    assert (_checksums(), _sh("sha256sum /etc/group /etc/gshadow")) == before
+    assert _sh("readlink %s" % unit).strip() == "/dev/null"
+
+
+def test_a_masked_docker_gets_no_memlock_dropin_and_the_run_stays_idempotent(masked):
+    masked("docker.service")
+    for attempt in (1, 2):
+        rc, output = lab.run_playbook(inventory_path(), os.path.join(PLAYS, "memlock_alone.yml"), limit=NODE)
+        assert rc == 0, output
+        assert attempt == 1 or lab.recap(output, NODE)["changed"] == 0, output
+    assert _sh("ls /etc/systemd/system/docker.service.d 2>/dev/null || true") == ""
+    assert _sh("readlink /etc/systemd/system/docker.service").strip() == "/dev/null"

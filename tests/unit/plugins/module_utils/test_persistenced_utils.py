@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import find_unit
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, units
 
 EXPECTED = {
@@ -69,13 +70,13 @@ def _unit(root, directory, text=None, mask=False):
 
 
 def test_find_unit_prefers_etc_and_reports_a_mask(tmp_path):
-    assert persistenced.find_unit(str(tmp_path)) == (None, None)
+    assert find_unit(persistenced.UNIT, str(tmp_path)) == (None, None)
     _unit(tmp_path, "/lib/systemd/system", units.UNITS["debian"])
-    assert persistenced.find_unit(str(tmp_path)) == (None, "/lib/systemd/system/nvidia-persistenced.service")
+    assert find_unit(persistenced.UNIT, str(tmp_path)) == (None, "/lib/systemd/system/nvidia-persistenced.service")
     _unit(tmp_path, "/usr/lib/systemd/system", units.UNITS["upstream"])
-    assert persistenced.find_unit(str(tmp_path))[1] == "/usr/lib/systemd/system/nvidia-persistenced.service"
+    assert find_unit(persistenced.UNIT, str(tmp_path))[1] == "/usr/lib/systemd/system/nvidia-persistenced.service"
     _unit(tmp_path, "/etc/systemd/system", mask=True)
-    assert persistenced.find_unit(str(tmp_path)) == (
+    assert find_unit(persistenced.UNIT, str(tmp_path)) == (
         "/etc/systemd/system/nvidia-persistenced.service", "/usr/lib/systemd/system/nvidia-persistenced.service")
 
 

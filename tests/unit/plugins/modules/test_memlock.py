@@ -443,3 +443,15 @@ def test_dockerd_flag_conflict_leaves_daemon_json_alone(booted):
     assert _file(booted, "/etc/docker/daemon.json").read_text() == DAEMON_JSON
     assert "--default-ulimit" in result["left_alone"]["daemon.json"]
     assert any("--default-ulimit" in warning for warning in result["warnings"])
+
+
+def test_a_masked_unit_gets_no_dropin_and_is_named(root):
+    mask = _file(root, "/etc/systemd/system/docker.service")
+    mask.parent.mkdir(parents=True, exist_ok=True)
+    mask.symlink_to(os.devnull)
+    result = run_module(memlock_module.main, _args(root))
+    assert not result["failed"], result
+    assert not _file(root, DOCKER_DROPIN).exists()
+    assert result["left_alone"]["docker.service"] == "unit masked (/etc/systemd/system/docker.service -> /dev/null)"
+    assert os.readlink(str(mask)) == os.devnull
+    assert not run_module(memlock_module.main, _args(root))["changed"]

@@ -473,3 +473,19 @@ def test_without_systemd_tmpfiles_the_unit_does_not_call_it(make_host):
     assert not _run(host)["failed"]
     assert not any("tmpfiles" in line for line in _lines(host.text(UNIT_PATH), "ExecStartPre"))
     assert os.path.exists(host.path(mps.TMPFILES_PATH))
+
+
+def test_a_masked_daemon_unit_is_refused_and_left_masked(make_host):
+    host = make_host()
+    os.makedirs(os.path.dirname(host.path(UNIT_PATH)))
+    os.symlink(os.devnull, host.path(UNIT_PATH))
+    before = host.files()
+    result = _run(host)
+    assert result["failed"] and not result["changed"], result
+    assert result["msg"] == ("MPS daemon unit is masked (%s -> /dev/null), nothing was changed. Unmask it (systemctl unmask), "
+                             "or leave all out of the GPU sets (mps_gpu_sets in the role)" % UNIT_PATH)
+    assert host.files() == before and host.calls == [] and host.modes() == ["Default"] * 4
+    # state=absent does not take an operator's mask for a daemon of its own.
+    removed = _run(host, state="absent")
+    assert not removed["failed"] and not removed["changed"], removed
+    assert os.readlink(host.path(UNIT_PATH)) == os.devnull
