@@ -51,5 +51,5 @@ def size_label(size_bytes):
 def figure_text(summary, unit, scale=1.0, digits=2):
     """'24.51 GB/s (min 24.10, max 24.62, 5 runs)' for a summary."""
     form = "%%.%df" % digits
-    return "%s %s (min %s, max %s, %d runs)" % (form % (summary["median"] * scale), unit, form % (summary["min"] * scale),
-                                                 form % (summary["max"] * scale), summary["runs"])
+    median_text, min_text, max_text = [form % (summary[key] * scale) for key in ("median", "min", "max")]
+    return "%s %s (min %s, max %s, %d runs)" % (median_text, unit, min_text, max_text, summary["runs"])

@@ -126,8 +126,9 @@ def copy_checks(gpu, sizes_mib, skipped_sizes, seconds, skip_reason=None, error=
 
 def _pinned_over_pageable(gpu, sizes_mib, skipped_sizes, summaries, why):
     check_id = "%s.pinned_over_pageable" % gpu_prefix(gpu)
-    measured = [size for size in sizes_mib if size not in skipped_sizes
-                and "h2d/pinned/%d" % (size * MIB) in summaries and "h2d/pageable/%d" % (size * MIB) in summaries]
+    both = set(key.split("/")[2] for key in summaries if key.startswith("h2d/pinned/")) & set(
+        key.split("/")[2] for key in summaries if key.startswith("h2d/pageable/"))
+    measured = [size for size in sizes_mib if size not in skipped_sizes and "%d" % (size * MIB) in both]
     title = "GPU %s pinned \u00f7 pageable, host to device" % gpu.get("index")
     if not measured:
         return check(check_id, title, SKIP, "measured", "not measured", why or "no size was measured")
