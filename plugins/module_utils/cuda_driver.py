@@ -151,10 +151,13 @@ def measure_copies(driver, pci_bus_id, cases, repeats, clock=time.perf_counter):
     device_pointer = CUdeviceptr()
     pinned = ctypes.c_void_p()
     pageable = None
+    to_free = []  # (free function, handle), in the order allocated
     try:
         driver.call("cuMemAlloc_v2", ctypes.byref(device_pointer), largest)
+        to_free.append(("cuMemFree_v2", device_pointer))
         if any(memory == "pinned" for _direction, memory, _size in cases):
             driver.call("cuMemAllocHost_v2", ctypes.byref(pinned), largest)
+            to_free.append(("cuMemFreeHost", pinned))
         if any(memory == "pageable" for _direction, memory, _size in cases):
             pageable = _pageable(largest)
         results = {}
@@ -165,10 +168,8 @@ def measure_copies(driver, pci_bus_id, cases, repeats, clock=time.perf_counter):
                 _copy_once(driver, direction, device_pointer, host_address, size, clock) for _run in range(repeats)]
         return results
     finally:
-        if pinned.value:
-            driver.call("cuMemFreeHost", pinned)
-        if device_pointer.value:
-            driver.call("cuMemFree_v2", device_pointer)
+        for free, handle in reversed(to_free):
+            driver.call(free, handle)
         driver.call("cuDevicePrimaryCtxRelease_v2", device)
 
 
@@ -192,7 +193,7 @@ def answer(request, loader=load):
 
 
 def main(argv):
-    print(json.dumps(answer(json.loads(argv[1]))))
+    sys.stdout.write(json.dumps(answer(json.loads(argv[1]))) + "\n")
 
 
 if __name__ == "__main__":

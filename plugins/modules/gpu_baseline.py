@@ -67,8 +67,11 @@ options:
     type: path
 attributes:
   check_mode:
+    description: It measures in check mode too; measuring changes nothing, and C(changed) is always false.
     support: full
-    details: It measures in check mode too; measuring changes nothing, and C(changed) is always false.
+  diff_mode:
+    description: Nothing changes, so there is no diff.
+    support: none
 notes:
   - Other work on the GPU skews the figures; run it on an idle node.
 """
