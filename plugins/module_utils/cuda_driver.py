@@ -124,9 +124,15 @@ def measure_startup(driver, pci_bus_id, clock=time.perf_counter):
 
 
 def _pageable(size):
-    # A ctypes array is ordinary (pageable) process memory; creating it writes
-    # every page, so no first-touch fault lands inside a timed copy.
-    return (ctypes.c_char * size)()
+    """Ordinary (pageable) process memory, every page written.
+
+    A large ctypes array comes from calloc, whose pages are mapped lazily: a copy
+    from them would read the kernel's shared zero page. Writing them first makes
+    the buffer what an application copies from.
+    """
+    buffer = (ctypes.c_char * size)()
+    ctypes.memset(buffer, 1, size)
+    return buffer
 
 
 def _copy_once(driver, direction, device_pointer, host_address, size, clock):

@@ -222,7 +222,6 @@ def main():
     recommendations = dict((item.get("pci_bus_id"), item) for item in topology.get("recommendations") or [])
     for gpu in topology.get("gpus") or []:
         if probe_error:
-            gpu = dict(gpu)
             skip = plan.gpu_skip_reason(gpu) or probe_error
             cases, skipped_sizes = plan.copy_cases(params["sizes_mib"], params["max_memory_mib"])
             checks.extend(plan.copy_checks(gpu, params["sizes_mib"], skipped_sizes, {}, skip_reason=skip))

@@ -235,3 +235,8 @@ def test_the_file_runs_alone_from_stdin_as_the_module_runs_it():
     done = subprocess.run([sys.executable, "-", request], input=source, capture_output=True, text=True, check=True,
                           timeout=60, env=dict(os.environ, PYTHONPATH=""), cwd="/")
     assert json.loads(done.stdout.strip().splitlines()[-1])["ok"] is False
+
+
+def test_the_pageable_buffer_is_written_before_it_is_timed():
+    # calloc'd pages would all be the kernel's zero page until written.
+    assert set(cuda_driver._pageable(3 * 4096).raw) == {1}
