@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: builds the container lab (emulated GPUs included), runs
-# `playbooks/site.yml -l gpu_nodes` against it, then audits every node and
-# prints the path of the HTML fleet report. KEEP_LAB=1 leaves the lab running.
+# `playbooks/site.yml -l gpu_nodes` against it, then audits every node, times its
+# host-GPU path (playbooks/baseline.yml) and prints the paths of the HTML
+# reports. KEEP_LAB=1 leaves the lab running.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "${REPO_ROOT}"
@@ -40,3 +41,9 @@ report_dir="${STATE_DIR}/demo-audit"
 log "Auditing every node (playbooks/audit.yml, check mode: it changes nothing)"
 ansible-playbook playbooks/audit.yml -i inventory/lab.yml -l gpu_nodes -e "audit_report_dir=${report_dir}"
 log "The fleet report: ${report_dir}/fleet.html (one file, works offline); per node: ${report_dir}/nodes/"
+
+# There is no CUDA driver in a container: every figure is a SKIP that says so.
+baseline_dir="${STATE_DIR}/demo-baseline"
+log "Timing the host-GPU path (playbooks/baseline.yml; the lab has no libcuda.so.1, so each figure is a SKIP with the reason)"
+ansible-playbook playbooks/baseline.yml -i inventory/lab.yml -l gpu_nodes -e "baseline_report_dir=${baseline_dir}"
+log "The baseline report: ${baseline_dir}/fleet.html; per node: ${baseline_dir}/nodes/"

@@ -60,6 +60,12 @@ class ActionModule(ActionBase):
         documents = self._documents(nodes, task_vars.get("hostvars") or {})
         generated_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+        # The audit role checks the names first; callers of the module alone get the same rule here.
+        for option in ("save_baseline", "compare_baseline"):
+            if args.get(option) and audit_baseline.check_name(args[option]):
+                result.update(failed=True, msg="%s: got %r; allowed: %s" % (option, args[option], audit_baseline.check_name(args[option])))
+                return result
+
         comparison = None
         if args.get("compare_baseline"):
             path = os.path.join(baseline_dir, args["compare_baseline"] + ".json")

@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpu_baseline module: each measurement in a fresh process, SKIP with a reason, changed never."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import cuda_driver
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
+from ansible_collections.gpuops.hardening.plugins.modules import gpu_baseline
+from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.test_cuda_driver import FakeLibrary
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+
+TOPOLOGY = {
+    "driver_version": "550.90.07", "cuda_version": "12.4",
+    "gpus": [
+        {"index": 0, "pci_bus_id": "0000:3b:00.0", "numa_node": 0, "mig_mode": "Disabled", "persistence_mode": "Enabled"},
+        {"index": 1, "pci_bus_id": "0000:ba:00.0", "numa_node": 1, "mig_mode": "Enabled", "persistence_mode": "Enabled"},
+    ],
+    "numa_nodes": [{"id": 0, "has_cpu": True, "distances": [10, 21]}, {"id": 1, "has_cpu": True, "distances": [21, 10]}],
+    "recommendations": [{"pci_bus_id": "0000:3b:00.0", "numactl_args": ["--cpunodebind=0", "--membind=0"]}],
+}
+
+
+class FreshProcesses:
+    """Stands in for commands.run: answers each request as cuda_driver.py would, and records the argv."""
+
+    def __init__(self, loader=None, timeout_ops=()):
+        self.argvs = []
+        self.loader = loader
+        self.timeout_ops = timeout_ops
+
+    def __call__(self, module, argv, timeout=30, data=None, **_kwargs):
+        self.argvs.append(argv)
+        assert argv[-3:-1] == [gpu_baseline.sys.executable, "-"]
+        assert "FUNCTIONS = (" in data  # the program comes on stdin
+        request = json.loads(argv[-1])
+        if request["op"] in self.timeout_ops:
+            raise CommandTimeout("it ran too long")
+        answer = cuda_driver.answer(request, self.loader) if self.loader else cuda_driver.answer(request)
+        return 0, json.dumps(answer) + "\n", ""
+
+
+def baseline(processes, check_mode=False, **args):
+    params = dict(node="gpu-a", topology=TOPOLOGY, sizes_mib=[1, 64], repeats=2, numactl_path="/usr/bin/numactl")
+    params.update(args)
+    with mock.patch.object(gpu_baseline, "run", processes):
+        return run_module(gpu_baseline.main, params, check_mode=check_mode)
+
+
+def by_id(result):
+    return dict((item["id"], item) for item in result["document"]["checks"])
+
+
+def test_without_libcuda_every_figure_is_a_skip_with_the_reason():
+    result = baseline(FreshProcesses(), library="libcuda-not-here.so.1")
+    assert result["changed"] is False and not result["failed"]
+    checks = result["document"]["checks"]
+    assert {item["verdict"] for item in checks} == {"SKIP"}
+    assert by_id(result)["baseline.gpu0.startup"]["reason"].startswith("libcuda-not-here.so.1 cannot be loaded")
+    # MIG's reason wins on a MIG GPU: it would be skipped even with a driver.
+    assert by_id(result)["baseline.gpu1.startup"]["reason"].startswith("MIG is on")
+    assert "libcuda-not-here.so.1 cannot be loaded" in result["msg"]
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_with_a_driver_it_measures_in_fresh_processes(check_mode):
+    processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary()))
+    result = baseline(processes, check_mode=check_mode)
+    assert result["changed"] is False
+    checks = by_id(result)
+    assert checks["baseline.driver_api"]["actual"] == "CUDA 12.4"
+    assert checks["baseline.gpu0.h2d.pinned.64MiB"]["verdict"] == "PASS"
+    assert checks["baseline.gpu0.numa.local_over_remote"]["verdict"] == "PASS"
+    assert checks["baseline.gpu0.startup"]["actual"].endswith("2 runs)")
+    assert checks["baseline.gpu1.h2d.pinned.64MiB"]["verdict"] == "SKIP"
+    prefixes = [argv[:-3] for argv in processes.argvs]
+    assert ["/usr/bin/numactl", "--cpunodebind=0", "--membind=0"] in prefixes
+    assert ["/usr/bin/numactl", "--cpunodebind=1", "--membind=1"] in prefixes
+    ops = [json.loads(argv[-1])["op"] for argv in processes.argvs]
+    # probe, the copies, the local and the remote copy, then one fresh process per start-up run; nothing for the MIG GPU.
+    assert ops == ["probe", "copy", "copy", "copy", "startup", "startup"]
+    assert result["document"]["summary"]["WARN"] == 0
+
+
+def test_a_process_past_its_timeout_is_a_warn():
+    processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary()), timeout_ops=("startup",))
+    result = baseline(processes, timeout=7)
+    item = by_id(result)["baseline.gpu0.startup"]
+    assert item["verdict"] == "WARN"
+    assert item["reason"] == "startup in a fresh process did not finish within 7 seconds (the timeout option)"
+
+
+def test_a_driver_error_is_a_warn_naming_the_call():
+    processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary({"cuMemAllocHost_v2": 2})))
+    result = baseline(processes)
+    assert by_id(result)["baseline.gpu0.h2d.pinned.1MiB"]["reason"] == "cuMemAllocHost_v2: out of memory (2)"
+
+
+def test_without_numactl_the_numa_figures_are_skipped():
+    processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary()))
+    with mock.patch("ansible.module_utils.basic.AnsibleModule.get_bin_path", return_value=None):
+        result = baseline(processes, numactl_path=None)
+    assert by_id(result)["baseline.gpu0.numa.local"]["reason"].startswith("numactl is not installed")
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"repeats": 0}, "repeats: got 0; allowed: 1 or more"),
+    ({"sizes_mib": []}, "sizes_mib: got []"),
+])
+def test_bad_options_fail_naming_the_option(args, message):
+    result = baseline(FreshProcesses(), **args)
+    assert result["failed"] and result["msg"].startswith(message)
+
+
+def test_the_worker_source_is_cuda_driver_itself():
+    with open(cuda_driver.__file__, encoding="utf-8") as handle:
+        assert gpu_baseline.worker_source() == handle.read()
