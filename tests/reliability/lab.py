@@ -13,11 +13,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
+# lab_gpus: the emulated GPUs as Molecule's tests read them.
+sys.path.insert(0, os.path.join(REPO_ROOT, "molecule", "default", "tests"))
 import lab_nodes  # noqa: E402 pylint: disable=wrong-import-position
 
 SITE = "playbooks/site.yml"
@@ -76,3 +79,13 @@ def docker_exec(node, *argv, check=True, timeout=120):
     if check and done.returncode != 0:
         raise AssertionError("%s: %s failed (%d): %s%s" % (node, " ".join(argv), done.returncode, done.stdout, done.stderr))
     return done.stdout
+
+
+class Node:
+    """What lab_gpus needs of a testinfra host: check_output with shell-quoted arguments."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def check_output(self, command, *args):
+        return docker_exec(self.name, "sh", "-c", command % tuple(shlex.quote(str(a)) for a in args)).strip()

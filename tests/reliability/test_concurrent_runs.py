@@ -21,7 +21,8 @@ import time
 
 import pytest
 
-from lab import REPO_ROOT, docker_exec, playbook_argv, playbook_env, recap, start_nodes, stop_nodes
+from lab import REPO_ROOT, SITE, Node, docker_exec, playbook_argv, playbook_env, recap, start_nodes, stop_nodes
+from lab_gpus import mig_devices, mig_modes, profile_counts
 
 NODE = "rel-lock-train"
 SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
@@ -61,34 +62,45 @@ def read_output(path):
         return handle.read()
 
 
-def release_when_both_wait(holder_release, output_paths, deadline):
-    """Let the outside holder go once both runs have started the first locking task, and so wait for it."""
-    first_task = ": %s]" % LOCKING_TASKS[0]
-    while time.monotonic() < deadline and not all(first_task in read_output(path) for path in output_paths):
+def module_processes(node):
+    """How many modules run on node: with pipelining, a module is a bare interpreter reading its code on stdin."""
+    return docker_exec(node, "ps", "-eo", "args=").splitlines().count("/usr/bin/python3")
+
+
+def release_when_both_wait(node, holder_release, output_paths, first_task, deadline):
+    """Let the outside holder go once both runs have started first_task (its last header: (name, times)) and both
+    its modules run, and so wait for it (the task's header comes well before its module on a loaded host)."""
+    marker, times = ": %s]" % first_task[0], first_task[1]
+
+    def both_wait():
+        return all(read_output(path).count(marker) >= times for path in output_paths) and module_processes(node) >= 2
+    while time.monotonic() < deadline and not both_wait():
         time.sleep(1)
     time.sleep(3)
-    docker_exec(NODE, "touch", holder_release)
+    docker_exec(node, "touch", holder_release)
 
 
-def run_two_at_once(inventory, hold_lock=False):
-    """(returncode, output) of two site.yml runs started together; optionally while something else holds the lock."""
+def run_two_at_once(inventory, hold_lock=False, node=NODE, playbook=SITE, extra_vars=(None, None),
+                    first_task=(LOCKING_TASKS[0], 1)):
+    """(returncode, output) of two runs of playbook started together, the second with the second extra_vars;
+    with hold_lock, something else holds the lock until both runs wait at first_task."""
     holder = None
     holder_release = "/run/gpuops-test-release-lock"
     if hold_lock:
         # flock(1), as an operator's own tool would take it (it records no holder), held until told to let go.
-        holder = subprocess.Popen(["docker", "exec", NODE, "flock", LOCK, "sh", "-c",
+        holder = subprocess.Popen(["docker", "exec", node, "flock", LOCK, "sh", "-c",
                                    "until [ -e %s ]; do sleep 0.2; done; rm %s" % (holder_release, holder_release)])
     # Output to files, not pipes: an unread pipe would stall the run that fills it.
     with tempfile.TemporaryDirectory() as directory:
         output_paths = [os.path.join(directory, "run%d.log" % number) for number in (1, 2)]
         runs = []
-        for path in output_paths:
+        for path, run_vars in zip(output_paths, extra_vars):
             with open(path, "w") as output:
-                runs.append(subprocess.Popen(playbook_argv(inventory), cwd=REPO_ROOT, env=playbook_env(), stdout=output,
-                                             stderr=subprocess.STDOUT, text=True))
+                runs.append(subprocess.Popen(playbook_argv(inventory, playbook, extra_vars=run_vars), cwd=REPO_ROOT,
+                                             env=playbook_env(), stdout=output, stderr=subprocess.STDOUT, text=True))
         deadline = time.monotonic() + RUN_TIMEOUT
         if holder:
-            release_when_both_wait(holder_release, output_paths, deadline)
+            release_when_both_wait(node, holder_release, output_paths, first_task, deadline)
             holder.wait(timeout=60)
         outcomes = []
         for run, path in zip(runs, output_paths):
@@ -101,9 +113,9 @@ def run_two_at_once(inventory, hold_lock=False):
     return outcomes
 
 
-def assert_both_succeeded(outcomes):
+def assert_both_succeeded(outcomes, node=NODE):
     for returncode, output in outcomes:
-        assert returncode == 0 and recap(output, NODE)["failed"] == 0, output[-4000:]
+        assert returncode == 0 and recap(output, node)["failed"] == 0, output[-4000:]
 
 
 def changed_tasks(output):
@@ -160,3 +172,52 @@ def test_two_runs_on_a_converged_node_change_nothing_even_after_waiting(inventor
         assert "for another gpuops.hardening run to release %s (held by " % LOCK in " ".join(output.split()), output[-4000:]
     assert file_checksums() == before
     assert_node_is_whole()
+
+
+MIG_NODE = "rel-lock-mig"
+MIG_SPEC = {MIG_NODE: {"gpuops_gpu_profile": "a100_8x_mig", "gpuops_lab_persistenced_unit": "debian", "mig_state": "present"}}
+MIG_PLAYBOOK = "playbooks/mig.yml"
+# Two layouts that differ on every GPU they name: the modes too, so each change stops the GPU client and resets.
+MIG_CHANGES = (
+    {"0": {"mig_enabled": True, "mig_devices": {"1g.10gb": 7}}, "1": {"mig_enabled": True, "mig_devices": {"3g.40gb": 2}}},
+    {"0": {"mig_enabled": True, "mig_devices": {"2g.20gb": 3}}, "1": {"mig_enabled": False}},
+)
+GPU_CLIENT = "nvidia-dcgm.service"
+
+
+@pytest.fixture(scope="module")
+def mig_inventory(tmp_path_factory):
+    try:
+        path = start_nodes(MIG_SPEC, tmp_path_factory.mktemp("lock-mig"))
+        docker_exec(MIG_NODE, "systemctl", "start", GPU_CLIENT)
+        yield path
+    finally:
+        stop_nodes(MIG_SPEC)
+
+
+def mig_layout():
+    """{GPU index: (MIG mode current, pending, {profile: count})} of the GPUs the changes name."""
+    node = Node(MIG_NODE)
+    devices, modes = mig_devices(node), mig_modes(node)
+    return dict((str(index), modes[index] + (profile_counts(devices[index]),)) for index in (0, 1))
+
+
+def declared(change):
+    return dict((index, ("Enabled", "Enabled", gpu["mig_devices"]) if gpu["mig_enabled"] else ("Disabled", "Disabled", {}))
+                for index, gpu in change.items())
+
+
+def test_two_mig_changes_at_once_leave_one_whole_layout_and_the_client_running(mig_inventory):
+    outcomes = run_two_at_once(mig_inventory, hold_lock=True, node=MIG_NODE, playbook=MIG_PLAYBOOK,
+                               extra_vars=tuple({"mig_layouts": change} for change in MIG_CHANGES),
+                               # The validate play runs the same task in check mode, which takes no lock, first.
+                               first_task=("Converge the MIG layout", 2))
+    assert_both_succeeded(outcomes, MIG_NODE)
+    for dummy, output in outcomes:
+        # Both made their change in turn: neither found the other's layout half done.
+        assert recap(output, MIG_NODE)["changed"] >= 1, output[-4000:]
+        assert "for another gpuops.hardening run to release %s (held by " % LOCK in " ".join(output.split()), output[-4000:]
+    assert mig_layout() in [declared(change) for change in MIG_CHANGES], mig_layout()
+    assert docker_exec(MIG_NODE, "systemctl", "is-active", GPU_CLIENT).strip() == "active"
+    assert docker_exec(MIG_NODE, "sh", "-c", "ls /var/lib/gpuops-hardening/mig-clients-stopped.json 2>/dev/null || true") == ""
+    assert docker_exec(MIG_NODE, "cat", LOCK) == ""

@@ -4,9 +4,9 @@
 """A site.yml run killed part-way, then run again, leaves the node as an uninterrupted run does.
 
 Two fresh a100_8x_mig nodes with the same vars: rel-int-ref converges in one uninterrupted
-run; rel-int-cut has its first converge killed three times, each time further on (in sysctl,
-in persistenced, and inside a MIG change while the GPU clients are stopped), then runs once
-to the end. Both must end with the same managed files and MIG layout, the stopped GPU client
+run; rel-int-cut has its first converge killed four times, each time further on (in sysctl,
+in persistenced, between a MIG mode change and the GPU reset that applies it, and while
+creating GPU instances with the GPU clients stopped), then runs once to the end. Both must end with the same managed files and MIG layout, the stopped GPU client
 running again, and a further run changing nothing.
 
 How a run is killed: as a cancelled AWX job ends it. AWX (ansible-runner) signals
@@ -19,18 +19,14 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from lab import REPO_ROOT, docker_exec, playbook_argv, playbook_env, recap, run_playbook, start_nodes, stop_nodes
-
-sys.path.insert(0, "%s/molecule/default/tests" % REPO_ROOT)
-from lab_gpus import mig_devices, profile_counts, set_faults  # noqa: E402 pylint: disable=wrong-import-position
+from lab import REPO_ROOT, Node, docker_exec, playbook_argv, playbook_env, recap, run_playbook, start_nodes, stop_nodes
+from lab_gpus import mig_devices, mig_modes, profile_counts, set_faults
 
 REFERENCE, INTERRUPTED = "rel-int-ref", "rel-int-cut"
 LAYOUTS = {
@@ -45,16 +41,6 @@ STOPPED_RECORD = "/var/lib/gpuops-hardening/mig-clients-stopped.json"
 # Every file a role renders starts with this header; the state folder holds the modules' records.
 MANAGED_FILES = ("{ grep -rlsF 'Managed by gpuops.hardening' /etc /usr/local; find /var/lib/gpuops-hardening -type f; } "
                  "| sort | xargs -r sha256sum")
-
-
-class Node:
-    """What lab_gpus needs of a testinfra host: check_output with shell-quoted arguments."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def check_output(self, command, *args):
-        return docker_exec(self.name, "sh", "-c", command % tuple(shlex.quote(str(a)) for a in args)).strip()
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +115,10 @@ def killed_run(inventory_path, until, is_target, grace=3.0, timeout=300):
     return "".join(lines)
 
 
+def resetting_a_gpu(args):
+    return "nvidia-smi" in args and "-r" in args.split()
+
+
 def task_line(name):
     return lambda line: line.startswith("TASK [%s]" % name)
 
@@ -139,6 +129,11 @@ def test_an_interrupted_first_converge_run_again_reaches_the_uninterrupted_state
     cut = Node(INTERRUPTED)
     killed_run(inventory, task_line("gpuops.hardening.sysctl : Converge kernel VM settings"), module_process)
     killed_run(inventory, task_line("gpuops.hardening.persistenced : Converge nvidia-persistenced"), module_process)
+    # Between a MIG mode change and the GPU reset that applies it: the mode is left pending.
+    set_faults(cut, hang=[{"tool": "nvidia-smi", "match": ["-r"]}])
+    killed_run(inventory, None, resetting_a_gpu)
+    assert ("Disabled", "Enabled") in mig_modes(cut), mig_modes(cut)
+    assert docker_exec(INTERRUPTED, "systemctl", "is-active", GPU_CLIENT, check=False).strip() == "inactive"
     # Mid-change: MIG mode applied and the GPU client stopped, creating the first GPU instances hangs.
     set_faults(cut, hang=[{"tool": "nvidia-smi", "match": ["mig", "-cgi"]}])
     killed_run(inventory, None, creating_gpu_instances)
