@@ -207,6 +207,11 @@ def parse_gres_gpus(text):
     return gpus
 
 
+def has_autodetect_nvml(text):
+    """Whether a gres.conf line sets AutoDetect=nvml."""
+    return any(parse_gres_line(line).get("autodetect", "").lower() == "nvml" for line in (text or "").splitlines())
+
+
 def merge_key_values(text, settings):
     """text with each key (case-insensitive, as Slurm reads it) set to its value; other lines kept.
 

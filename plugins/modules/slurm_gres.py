@@ -97,6 +97,22 @@ lines:
   type: list
   elements: str
   sample: ["Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-51"]
+wanted:
+  description: The GPU lines of the block as data; empty with O(autodetect=nvml).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"file": "/dev/nvidia0", "type": "h100", "cores": [0, 1, 2]}]
+current:
+  description: Every C(Name=gpu) line C(gres.conf) held before the call, as data (C(cores) null when it has none).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"file": "/dev/nvidia0", "type": "h100", "cores": [0, 1, 2]}]
+autodetect_current:
+  description: Whether C(gres.conf) held an C(AutoDetect=nvml) line before the call.
+  returned: always
+  type: bool
 gres_conf:
   description: What happened to C(gres.conf).
   returned: always
@@ -177,7 +193,10 @@ def main():
     # Both files or neither: check the folder takes files before the first write.
     check_writable(module, gres_path, gres_after)
     diffs = []
-    result = dict(changed=False, lines=lines, cgroup_conf=None)
+    result = dict(changed=False, lines=lines, cgroup_conf=None,
+                  wanted=slurm_gres.parse_gres_gpus("\n".join(lines)),
+                  current=slurm_gres.parse_gres_gpus(gres_before),
+                  autodetect_current=slurm_gres.has_autodetect_nvml(gres_before))
     result["gres_conf"] = converge_file(module, gres_path, gres_after, diffs)
     if cgroup_after is not None:
         result["cgroup_conf"] = converge_file(module, cgroup_path, cgroup_after, diffs)
