@@ -134,8 +134,8 @@ def gres_lines(gpus, index_map, type_override=None):
         if not gpu.get("cpus"):
             raise GresError("%s: its NUMA-local CPUs are unknown, so Cores= cannot be set" % where)
         cores = cores_of_cpus(gpu["cpus"], index_map)
-        lines.append("Name=gpu Type=%s File=/dev/nvidia%d Cores=%s"
-                     % (type_override or gpu_type(gpu.get("name")), minor, format_cpulist(cores)))
+        model = type_override or gpu_type(gpu.get("name"))
+        lines.append("Name=gpu Type=%s File=/dev/nvidia%d Cores=%s" % (model, minor, format_cpulist(cores)))
     return lines
 
 
@@ -153,8 +153,8 @@ def merge_block(text, lines):
     if begin is not None and end is not None:
         return "".join(current[:begin]) + block + "".join(current[end + 1:])
     if begin is not None:
-        raise GresError("gres.conf has the line %r but not %r; fix or remove the block by hand"
-                        % (BLOCK_BEGIN, BLOCK_END))
+        raise GresError("gres.conf has the line %r but not %r; fix or remove the block by hand" % (
+            BLOCK_BEGIN, BLOCK_END))
     head = "".join(current)
     if head and not head.endswith("\n"):
         head += "\n"

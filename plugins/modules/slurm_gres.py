@@ -144,8 +144,8 @@ def wanted_lines(module):
         return ["AutoDetect=nvml"]
     cpu_cores = slurm_gres.read_cpu_cores(under_root(params["root"], "/sys"))
     if not cpu_cores:
-        module.fail_json(msg="no CPU topology under %s: Cores= cannot be computed"
-                         % under_root(params["root"], "/sys/devices/system/cpu"))
+        cpu_dir = under_root(params["root"], "/sys/devices/system/cpu")
+        module.fail_json(msg="no CPU topology under %s: Cores= cannot be computed" % cpu_dir)
     try:
         return slurm_gres.gres_lines(params["gpus"], slurm_gres.core_index_map(cpu_cores), params["gpu_type"])
     except slurm_gres.GresError as error:

@@ -103,8 +103,8 @@ def test_jobs_are_bound_to_their_gpus_numa_local_cores(converged):
     probe = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"
     flags = ["--gres=gpu:1", "--gres-flags=enforce-binding", "-n1"]
     # A batch job takes the first GPU and holds it; the next job gets the other one.
-    slurm_lab.exec_in(["sbatch", "--output=/tmp/held.out"] + flags
-                      + ["--wrap", probe + "; sleep 30"])
+    held_job = ["sbatch", "--output=/tmp/held.out"] + flags + ["--wrap", probe + "; sleep 30"]
+    slurm_lab.exec_in(held_job)
     deadline = time.monotonic() + 60
     while "CVD=" not in slurm_lab.exec_in(["cat", "/tmp/held.out"], check=False).stdout:
         assert time.monotonic() < deadline, slurm_lab.exec_in(["squeue"]).stdout
