@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: slurm_gres
 short_description: Describe a node's GPUs to Slurm in gres.conf, with the cores local to each, and constrain jobs in cgroup.conf
-version_added: "0.2.0"
+version_added: "1.1.0"
 description:
   - Writes one C(Name=gpu) line per GPU into C(gres.conf), with C(Type=) (a short model name), C(File=/dev/nvidiaN)
     (the GPU's minor number) and C(Cores=) (the Slurm core indexes of the GPU's NUMA-local CPUs), or one

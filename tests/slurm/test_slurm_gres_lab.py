@@ -26,10 +26,10 @@ USER_CGROUP = "CgroupPlugin=autodetect\nConstrainDevices=no\n"
 NODE_CPUS = {0: {0}, 1: {1}}
 
 
-def _playbook(inventory, *extra):
+def _playbook(inventory, *extra, playbook=CONVERGE):
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1",
                ANSIBLE_COLLECTIONS_PATH=os.path.join(slurm_lab.REPO_ROOT, "playbooks", "collections"))
-    done = subprocess.run(["ansible-playbook", "-i", inventory, CONVERGE] + list(extra), cwd=slurm_lab.REPO_ROOT,
+    done = subprocess.run(["ansible-playbook", "-i", inventory, playbook] + list(extra), cwd=slurm_lab.REPO_ROOT,
                           env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     return int(re.search(r"%s\s*:.*changed=(\d+)" % slurm_lab.NODE, done.stdout).group(1))
@@ -116,3 +116,23 @@ def test_jobs_are_bound_to_their_gpus_numa_local_cores(converged):
     assert sorted(seen) == ["0", "1"]
     for gpu, cpus in seen.items():
         assert cpus <= NODE_CPUS[int(gpu)], json.dumps({gpu: sorted(cpus)})
+
+
+def test_the_audit_passes_the_gres_cores_and_fails_cpu_ids(converged, tmp_path):
+    inventory, _first = converged
+    audit = os.path.join(slurm_lab.REPO_ROOT, "playbooks", "audit.yml")
+
+    def slurm_checks(report):
+        _playbook(inventory, "-e", "audit_report_dir=%s" % report, playbook=audit)
+        with open(os.path.join(report, "nodes", "%s.json" % slurm_lab.NODE), encoding="utf-8") as handle:
+            checks = json.load(handle)["checks"]
+        return dict((item["id"], item["verdict"]) for item in checks if item["area"] == "slurm")
+
+    assert slurm_checks(str(tmp_path / "good")) == {
+        "slurm.gres.nvidia0": "PASS", "slurm.gres.nvidia1": "PASS", "slurm.cgroup": "PASS"}
+    # GPU 1's line with another core, as a hand-written file might have it.
+    slurm_lab.exec_in(["sed", "-i", "s|nvidia1 Cores=1|nvidia1 Cores=0|", "/etc/slurm/gres.conf"])
+    try:
+        assert slurm_checks(str(tmp_path / "bad"))["slurm.gres.nvidia1"] == "FAIL"
+    finally:
+        _playbook(inventory)
