@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule reliability kernel bench build release-check clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule reliability slurm kernel bench build release-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ molecule: venv ## Molecule default scenario on the container lab
 
 reliability: venv ## Check mode, bad input, injected faults, interrupted and concurrent runs, on lab nodes of its own
 	@scripts/reliability-test.sh
+
+slurm: venv ## The slurm_gres role against the real Slurm 22.05 on a one-node lab cluster
+	@scripts/slurm-test.sh
 
 kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 	@scripts/molecule-scenario.sh kernel

@@ -129,6 +129,8 @@ def _gpu_entry(raw, address, pci, topo, numa_nodes, cpu_nodes, warnings):
         "index": raw["index"],
         "uuid": raw["uuid"],
         "name": raw["name"],
+        # The N of /dev/nvidiaN, which need not be the index.
+        "minor_number": raw.get("minor_number"),
         "pci_bus_id": address or raw["pci_bus_id"],
         "pci_bus_id_nvidia_smi": raw["pci_bus_id"],
         "numa_node": numa_node,

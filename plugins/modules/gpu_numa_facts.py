@@ -115,6 +115,7 @@ ansible_facts:
             - index: 5
               uuid: GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55
               name: NVIDIA H100 80GB HBM3
+              minor_number: 5
               pci_bus_id: "0000:ba:00.0"
               pci_bus_id_nvidia_smi: "00000000:BA:00.0"
               numa_node: 1

@@ -22,6 +22,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
     mps,
     numa_binding,
     persistenced,
+    slurm_gres,
     sysctl,
     thp,
 )
@@ -33,6 +34,7 @@ RULES = {
     "mps": mps,
     "numa_binding": numa_binding,
     "persistenced": persistenced,
+    "slurm_gres": slurm_gres,
     "sysctl": sysctl,
     "thp": thp,
 }

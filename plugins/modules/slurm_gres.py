@@ -1,0 +1,210 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: slurm_gres
+short_description: Describe a node's GPUs to Slurm in gres.conf, with the cores local to each, and constrain jobs in cgroup.conf
+version_added: "1.1.0"
+description:
+  - Writes one C(Name=gpu) line per GPU into C(gres.conf), with C(Type=) (a short model name), C(File=/dev/nvidiaN)
+    (the GPU's minor number) and C(Cores=) (the Slurm core indexes of the GPU's NUMA-local CPUs), or one
+    C(AutoDetect=nvml) line when O(autodetect=nvml).
+  - The lines live in a marked block; every other line of C(gres.conf) is kept as it is. A C(Name=gpu) line outside
+    the block is refused, since Slurm would count those GPUs twice.
+  - Sets C(ConstrainDevices=yes) and C(ConstrainCores=yes) in C(cgroup.conf), keeping its other keys.
+  - Both files are backed up before a change and written atomically.
+  - Slurm reads C(Cores=) as logical core indexes, not CPU ids. Core 0 is the first core of the first socket (Slurm's
+    gres.conf(5), C(Cores)). The module reads each CPU's core and socket from sysfs and numbers the cores as hwloc
+    does, socket by socket, so the hyperthreads of one core give one index.
+author:
+  - gpuops.hardening developers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.hardening.host
+  - gpuops.hardening.host.lock
+options:
+  gpus:
+    description:
+      - The GPUs, as C(ansible_facts.gpu_topology.gpus) from M(gpuops.hardening.gpu_numa_facts) lists them
+        (C(index), C(name), C(minor_number), C(pci_bus_id), C(cpus), C(mig_mode)).
+      - Not read when O(autodetect=nvml).
+    type: list
+    elements: dict
+    default: []
+  autodetect:
+    description:
+      - V(nvml) writes C(AutoDetect=nvml) instead of explicit lines; slurmd then finds GPUs, MIG devices and cores
+        itself. It needs a slurmd built with NVML.
+      - A GPU with MIG enabled needs V(nvml); its MIG devices are refused otherwise.
+    type: str
+    choices: ['off', nvml]
+    default: 'off'
+  gpu_type:
+    description: C(Type=) for every GPU, in place of the short model name derived from its product name.
+    type: str
+  config_dir:
+    description: Slurm's configuration folder, where C(gres.conf) and C(cgroup.conf) sit beside C(slurm.conf).
+    type: path
+    default: /etc/slurm
+  cgroup:
+    description: Set C(ConstrainDevices=yes) and C(ConstrainCores=yes) in C(cgroup.conf).
+    type: bool
+    default: true
+  backup:
+    description: Back up each file before changing it.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Computes the lines and reports the changes and diffs, writing nothing.
+    support: full
+  diff_mode:
+    description: Shows each file before and after.
+    support: full
+notes:
+  - The C(Type=) rule drops brand words (NVIDIA, Tesla, Quadro, GeForce, TITAN), stops at the first word about memory
+    or form factor (80GB, SXM4, PCIe, HBM3, NVL, Generation) and joins the rest in lower case. C(NVIDIA H100 80GB
+    HBM3) is C(h100), C(NVIDIA RTX 6000 Ada Generation) is C(rtx6000ada). The node's C(Gres=) in C(slurm.conf) must
+    name the same type.
+  - Changes to C(Cores=) take effect after slurmctld restarts too (gres.conf(5)).
+requirements:
+  - A sysfs with C(devices/system/cpu/cpuN/topology) below O(root).
+"""
+
+EXAMPLES = r"""
+- name: Read the GPU topology
+  gpuops.hardening.gpu_numa_facts:
+
+- name: Describe the GPUs to Slurm
+  gpuops.hardening.slurm_gres:
+    gpus: "{{ ansible_facts.gpu_topology.gpus }}"
+
+- name: Let slurmd detect the GPUs and MIG devices through NVML
+  gpuops.hardening.slurm_gres:
+    autodetect: nvml
+"""
+
+RETURN = r"""
+lines:
+  description: The lines of the managed block.
+  returned: always
+  type: list
+  elements: str
+  sample: ["Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-51"]
+wanted:
+  description: The GPU lines of the block as data; empty with O(autodetect=nvml).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"file": "/dev/nvidia0", "type": "h100", "cores": [0, 1, 2]}]
+current:
+  description: Every C(Name=gpu) line C(gres.conf) held before the call, as data (C(cores) null when it has none).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"file": "/dev/nvidia0", "type": "h100", "cores": [0, 1, 2]}]
+autodetect_current:
+  description: Whether C(gres.conf) held an C(AutoDetect=nvml) line before the call.
+  returned: always
+  type: bool
+gres_conf:
+  description: What happened to C(gres.conf).
+  returned: always
+  type: dict
+  sample: {"path": "/etc/slurm/gres.conf", "changed": true, "backup_file": null}
+cgroup_conf:
+  description: What happened to C(cgroup.conf); null when O(cgroup=false).
+  returned: always
+  type: dict
+  sample: {"path": "/etc/slurm/cgroup.conf", "changed": false, "backup_file": null}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
+
+CGROUP_SETTINGS = {"ConstrainDevices": "yes", "ConstrainCores": "yes"}
+
+
+def wanted_lines(module):
+    """The block's lines, or a failure that names the GPU and what is missing."""
+    params = module.params
+    if params["autodetect"] == "nvml":
+        return ["AutoDetect=nvml"]
+    cpu_cores = slurm_gres.read_cpu_cores(under_root(params["root"], "/sys"))
+    if not cpu_cores:
+        cpu_dir = under_root(params["root"], "/sys/devices/system/cpu")
+        module.fail_json(msg="no CPU topology under %s: Cores= cannot be computed" % cpu_dir)
+    try:
+        return slurm_gres.gres_lines(params["gpus"], slurm_gres.core_index_map(cpu_cores), params["gpu_type"])
+    except slurm_gres.GresError as error:
+        module.fail_json(msg="gres.conf not changed: %s" % error)
+    return []  # pragma: no cover
+
+
+def converge_file(module, path, content, diffs):
+    result, diff = ensure_content(module, path, content, mode=None, backup=module.params["backup"])
+    if diff:
+        diffs.append(diff)
+    return result
+
+
+def main():
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        gpus=dict(type="list", elements="dict", default=[]),
+        autodetect=dict(type="str", choices=["off", "nvml"], default="off"),
+        gpu_type=dict(type="str"),
+        config_dir=dict(type="path", default="/etc/slurm"),
+        cgroup=dict(type="bool", default=True),
+        backup=dict(type="bool", default=True),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.slurm_gres")
+    config_dir = under_root(module.params["root"], module.params["config_dir"])
+    gres_path = os.path.join(config_dir, "gres.conf")
+    cgroup_path = os.path.join(config_dir, "cgroup.conf")
+
+    lines = wanted_lines(module)
+    gres_before = read_text(gres_path) or ""
+    clashing = slurm_gres.unmanaged_gpu_lines(gres_before)
+    if clashing:
+        module.fail_json(msg="gres.conf not changed: %s defines GPUs outside the block this module manages (%s); "
+                         "remove them, or move them into it" % (gres_path, "; ".join(clashing)))
+    try:
+        gres_after = slurm_gres.merge_block(gres_before, lines)
+    except slurm_gres.GresError as error:
+        module.fail_json(msg="%s not changed: %s" % (gres_path, error))
+    cgroup_after = None
+    if module.params["cgroup"]:
+        cgroup_after = slurm_gres.merge_key_values(read_text(cgroup_path) or "", CGROUP_SETTINGS)
+
+    # Both files or neither: check the folder takes files before the first write.
+    check_writable(module, gres_path, gres_after)
+    diffs = []
+    result = dict(changed=False, lines=lines, cgroup_conf=None,
+                  wanted=slurm_gres.parse_gres_gpus("\n".join(lines)),
+                  current=slurm_gres.parse_gres_gpus(gres_before),
+                  autodetect_current=slurm_gres.has_autodetect_nvml(gres_before))
+    result["gres_conf"] = converge_file(module, gres_path, gres_after, diffs)
+    if cgroup_after is not None:
+        result["cgroup_conf"] = converge_file(module, cgroup_path, cgroup_after, diffs)
+    result["changed"] = any(item and item["changed"] for item in (result["gres_conf"], result["cgroup_conf"]))
+    if module._diff:
+        result["diff"] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

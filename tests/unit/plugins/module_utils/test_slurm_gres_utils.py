@@ -1,0 +1,200 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gres.conf lines from the GPU topology: Slurm core indexes, types, merging."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres
+from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import parse_cpulist
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import parse_topology_matrix
+from ansible_collections.gpuops.hardening.tests.unit import real_captures
+
+
+def x86_enumeration(sockets, cores_per_socket, threads_per_core, core_ids=None):
+    """CPUs numbered as Linux numbers x86 hosts: every core's first thread, socket by socket, then
+    the second threads in the same order. core_ids: the sysfs core_id of each core of a socket."""
+    core_ids = core_ids or list(range(cores_per_socket))
+    cpus = []
+    cpu = 0
+    for _thread in range(threads_per_core):
+        for socket in range(sockets):
+            for core in core_ids:
+                cpus.append({"cpu": cpu, "core_id": core, "socket": socket})
+                cpu += 1
+    return cpus
+
+
+def _lscpu_fields(text):
+    fields = {}
+    for line in text.splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def test_smt_siblings_share_a_core_index():
+    index = slurm_gres.core_index_map(x86_enumeration(2, 4, 2))
+    assert index[0] == index[8] == 0
+    assert index[4] == index[12] == 4
+    assert slurm_gres.cores_of_cpus(parse_cpulist("4-7,12-15"), index) == [4, 5, 6, 7]
+
+
+def test_core_id_gaps_and_per_socket_restart_do_not_leak_into_indexes():
+    # Many Xeons report core_id 0,1,2,3,4,8,9,10,11,12 on each socket.
+    gaps = [0, 1, 2, 3, 4, 8, 9, 10, 11, 12]
+    index = slurm_gres.core_index_map(x86_enumeration(2, 10, 2, core_ids=gaps))
+    assert sorted(set(index.values())) == list(range(20))
+    assert index[5] == 5 and index[10] == 10 and index[30] == 10
+
+
+def test_sockets_interleaved_by_cpu_id():
+    # Even CPUs on socket 0, odd CPUs on socket 1: CPU 1 is the first core of the second socket.
+    cpus = [{"cpu": n, "core_id": n // 2, "socket": n % 2} for n in range(8)]
+    index = slurm_gres.core_index_map(cpus)
+    assert [index[n] for n in range(8)] == [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def test_read_cpu_cores_from_sysfs_skips_offline_cpus(tmp_path):
+    base = tmp_path / "devices" / "system" / "cpu"
+    for cpu, core, socket in [(0, 0, 0), (1, 4, 0), (2, 0, 0), (3, 4, 0)]:
+        topology = base / ("cpu%d" % cpu) / "topology"
+        topology.mkdir(parents=True)
+        (topology / "core_id").write_text("%d\n" % core)
+        (topology / "physical_package_id").write_text("%d\n" % socket)
+    (base / "online").write_text("0-2\n")
+    cpus = slurm_gres.read_cpu_cores(str(tmp_path))
+    assert [c["cpu"] for c in cpus] == [0, 1, 2]
+    assert slurm_gres.core_index_map(cpus) == {0: 0, 1: 1, 2: 0}
+
+
+@pytest.mark.parametrize("name, short", [
+    ("NVIDIA H100 80GB HBM3", "h100"),
+    ("NVIDIA A100-SXM4-40GB", "a100"),
+    ("NVIDIA L40S", "l40s"),
+    ("NVIDIA H100 PCIe", "h100"),
+    ("NVIDIA H100 NVL", "h100"),
+    ("NVIDIA RTX 6000 Ada Generation", "rtx6000ada"),
+    ("Tesla V100-SXM2-16GB", "v100"),
+    ("NVIDIA GeForce RTX 4090", "rtx4090"),
+    ("Quadro P2000", "p2000"),
+    ("NVIDIA GH200 480GB", "gh200"),
+    ("NVIDIA H200", "h200"),
+    ("", "gpu"),
+])
+def test_gpu_type(name, short):
+    assert slurm_gres.gpu_type(name) == short
+
+
+def _gpu(index, cpus, name="NVIDIA H100 80GB HBM3", minor=None, mig="Disabled"):
+    return {"index": index, "name": name, "minor_number": index if minor is None else minor,
+            "pci_bus_id": "0000:%02x:00.0" % index, "cpus": cpus, "mig_mode": mig}
+
+
+def test_lines_use_the_minor_number_and_core_indexes():
+    index = slurm_gres.core_index_map(x86_enumeration(2, 4, 2))
+    lines = slurm_gres.gres_lines([_gpu(0, parse_cpulist("0-3,8-11"), minor=3),
+                                   _gpu(1, parse_cpulist("4-7,12-15"))], index)
+    assert lines == ["Name=gpu Type=h100 File=/dev/nvidia3 Cores=0-3",
+                     "Name=gpu Type=h100 File=/dev/nvidia1 Cores=4-7"]
+
+
+@pytest.mark.parametrize("gpu, words", [
+    (_gpu(0, [0], mig="Enabled"), "MIG enabled"),
+    (_gpu(0, None), "NUMA-local CPUs are unknown"),
+    (dict(_gpu(0, [0]), minor_number=None), "no minor number"),
+    (_gpu(0, [99]), "CPUs 99 have no core"),
+])
+def test_lines_refuse_what_they_cannot_get_right(gpu, words):
+    with pytest.raises(slurm_gres.GresError, match=words):
+        slurm_gres.gres_lines([gpu], slurm_gres.core_index_map(x86_enumeration(1, 2, 1)))
+
+
+def test_merge_block_keeps_user_lines_and_replaces_only_the_block():
+    user = "# site\nName=mps Count=100\n"
+    once = slurm_gres.merge_block(user, ["Name=gpu File=/dev/nvidia0"])
+    assert once.startswith(user) and "Name=gpu File=/dev/nvidia0\n" in once
+    twice = slurm_gres.merge_block(once + "NodeName=x Name=shard Count=4\n", ["Name=gpu File=/dev/nvidia1"])
+    assert "nvidia0" not in twice and "Name=gpu File=/dev/nvidia1" in twice
+    assert twice.endswith("NodeName=x Name=shard Count=4\n")
+    assert slurm_gres.merge_block(twice, ["Name=gpu File=/dev/nvidia1"]) == twice
+
+
+def test_merge_block_refuses_a_cut_block():
+    with pytest.raises(slurm_gres.GresError, match="fix or remove"):
+        slurm_gres.merge_block(slurm_gres.BLOCK_BEGIN + "\nName=gpu\n", [])
+
+
+def test_unmanaged_gpu_lines_are_found_outside_the_block_only():
+    text = "Name=gpu File=/dev/nvidia0 # mine\n" + slurm_gres.managed_block(["Name=gpu File=/dev/nvidia1"])
+    assert slurm_gres.unmanaged_gpu_lines(text) == ["Name=gpu File=/dev/nvidia0 # mine"]
+
+
+def test_parse_gres_gpus_reads_cores_case_insensitively():
+    gpus = slurm_gres.parse_gres_gpus("name=gpu type=a100 file=/dev/nvidia0 cores=0-3,8\nName=mps Count=1\n")
+    assert gpus == [{"file": "/dev/nvidia0", "type": "a100", "cores": [0, 1, 2, 3, 8]}]
+
+
+def test_merge_key_values_sets_keys_in_place_and_keeps_the_rest():
+    text = "CgroupPlugin=autodetect\nconstraindevices=no # old\nConstrainRAMSpace=yes\nConstrainDevices=no\n"
+    merged = slurm_gres.merge_key_values(text, {"ConstrainDevices": "yes", "ConstrainCores": "yes"})
+    assert merged == ("CgroupPlugin=autodetect\nConstrainDevices=yes\nConstrainRAMSpace=yes\n"
+                      "ConstrainCores=yes\n")
+    assert slurm_gres.merge_key_values(merged, {"ConstrainDevices": "yes", "ConstrainCores": "yes"}) == merged
+
+
+# --- Real captures (shared/fixtures/real), read at test time and never copied. ---
+
+def _affinity(capture):
+    matrix = parse_topology_matrix(real_captures.load(capture))
+    return dict((label, gpu["cpu_affinity"]) for label, gpu in matrix["gpus"].items())
+
+
+def test_real_2_socket_8_gpu_h100_with_smt():
+    """2 x 52 cores with HT, CPUs 0-51,104-155 and 52-103,156-207 (the capture's CPU Affinity)."""
+    affinity = _affinity("h100_8gpu_2socket_52c_ht_nvidia_smi_topo_m.txt")
+    index = slurm_gres.core_index_map(x86_enumeration(2, 52, 2))
+    gpus = [_gpu(int(label[3:]), cpus) for label, cpus in sorted(affinity.items())]
+    lines = slurm_gres.gres_lines(gpus, index)
+    assert lines[0] == "Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-51"
+    assert lines[7] == "Name=gpu Type=h100 File=/dev/nvidia7 Cores=52-103"
+    # The CPU ids would have named cores 104-207, which do not exist on this host.
+    assert max(index.values()) == 103
+
+
+def test_real_2_socket_4_gpu_epyc_without_smt_from_lscpu_and_numactl():
+    fields = _lscpu_fields(real_captures.load("asus_esc8000a_e12_lscpu.txt"))
+    sockets, cores = int(fields["Socket(s)"]), int(fields["Core(s) per socket"])
+    threads = int(fields["Thread(s) per core"])
+    index = slurm_gres.core_index_map(x86_enumeration(sockets, cores, threads))
+    numactl = real_captures.load("asus_esc8000a_e12_numactl_hardware.txt")
+    node_cpus = dict((int(m.group(1)), [int(n) for n in m.group(2).split()])
+                     for m in re.finditer(r"^node (\d+) cpus: (.*)$", numactl, re.M))
+    affinity = _affinity("asus_esc8000a_e12_4x_rtx6000ada_nvidia_smi_topo_m.txt")
+    for label, cpus in affinity.items():
+        node = [n for n, members in node_cpus.items() if set(cpus) <= set(members)]
+        assert len(node) == 1, label
+    lines = slurm_gres.gres_lines([_gpu(int(label[3:]), cpus, name="NVIDIA RTX 6000 Ada Generation")
+                                   for label, cpus in sorted(affinity.items())], index)
+    # Without SMT every CPU is its own core, so the indexes equal the CPU ids here.
+    assert lines == ["Name=gpu Type=rtx6000ada File=/dev/nvidia0 Cores=0-31",
+                     "Name=gpu Type=rtx6000ada File=/dev/nvidia1 Cores=0-31",
+                     "Name=gpu Type=rtx6000ada File=/dev/nvidia2 Cores=32-63",
+                     "Name=gpu Type=rtx6000ada File=/dev/nvidia3 Cores=32-63"]
+
+
+def test_real_a100_2_socket_without_smt():
+    affinity = _affinity("a100_8gpu_2socket_24c_condensed_nvidia_smi_topo_m.txt")
+    index = slurm_gres.core_index_map(x86_enumeration(2, 24, 1))
+    cores = [slurm_gres.cores_of_cpus(affinity["GPU%d" % n], index) for n in (0, 4)]
+    assert cores == [list(range(24)), list(range(24, 48))]
+
+
+def test_real_captures_exist():
+    assert os.path.isdir(real_captures.real_dir())

@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The slurm_gres module against a host tree: sysfs CPU topology and /etc/slurm."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.slurm_gres import BLOCK_BEGIN
+from ansible_collections.gpuops.hardening.plugins.modules import slurm_gres as slurm_gres_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+
+USER_GRES = "# site settings\nName=shard Count=8\n"
+USER_CGROUP = "CgroupPlugin=autodetect\nConstrainDevices=no\n"
+
+
+@pytest.fixture
+def host(tmp_path):
+    """1 socket, 4 cores with 2 threads (CPUs 0-3 first threads, 4-7 siblings), core_id with a gap."""
+    base = tmp_path / "sys" / "devices" / "system" / "cpu"
+    for cpu in range(8):
+        topology = base / ("cpu%d" % cpu) / "topology"
+        topology.mkdir(parents=True)
+        (topology / "core_id").write_text("%d\n" % [0, 1, 4, 5][cpu % 4])
+        (topology / "physical_package_id").write_text("0\n")
+    slurm = tmp_path / "etc" / "slurm"
+    slurm.mkdir(parents=True)
+    (slurm / "gres.conf").write_text(USER_GRES)
+    (slurm / "cgroup.conf").write_text(USER_CGROUP)
+    return tmp_path
+
+
+def _gpus():
+    return [
+        {"index": 0, "name": "NVIDIA L40S", "minor_number": 0, "pci_bus_id": "0000:17:00.0",
+         "cpus": [0, 1, 4, 5], "mig_mode": "N/A"},
+        {"index": 1, "name": "NVIDIA L40S", "minor_number": 1, "pci_bus_id": "0000:65:00.0",
+         "cpus": [2, 3, 6, 7], "mig_mode": "N/A"},
+    ]
+
+
+def _run(root, check_mode=False, **args):
+    params = {"root": str(root), "gpus": _gpus()}
+    params.update(args)
+    return run_module(slurm_gres_module.main, params, check_mode=check_mode, diff=True)
+
+
+def _read(root, name):
+    return (root / "etc" / "slurm" / name).read_text()
+
+
+def test_writes_core_indexes_and_keeps_user_lines_then_is_idempotent(host):
+    result = _run(host)
+    assert result["changed"] and not result.get("failed")
+    assert result["lines"] == ["Name=gpu Type=l40s File=/dev/nvidia0 Cores=0-1",
+                               "Name=gpu Type=l40s File=/dev/nvidia1 Cores=2-3"]
+    gres = _read(host, "gres.conf")
+    assert gres.startswith(USER_GRES) and BLOCK_BEGIN in gres
+    assert _read(host, "cgroup.conf") == "CgroupPlugin=autodetect\nConstrainDevices=yes\nConstrainCores=yes\n"
+    assert result["gres_conf"]["backup_file"] and os.path.exists(result["gres_conf"]["backup_file"])
+    assert len(result["diff"]) == 2
+    again = _run(host)
+    assert not again["changed"] and again["diff"] == []
+
+
+def test_check_mode_reports_and_writes_nothing(host):
+    result = _run(host, check_mode=True)
+    assert result["changed"] and len(result["diff"]) == 2
+    assert _read(host, "gres.conf") == USER_GRES and _read(host, "cgroup.conf") == USER_CGROUP
+    assert not (host / "run").exists()
+
+
+def test_autodetect_nvml_needs_no_gpus(host):
+    result = _run(host, autodetect="nvml", gpus=[{"index": 0, "mig_mode": "Enabled"}])
+    assert result["lines"] == ["AutoDetect=nvml"]
+    assert "AutoDetect=nvml\n" in _read(host, "gres.conf")
+
+
+def test_gpu_lines_outside_the_block_are_refused_before_any_change(host):
+    (host / "etc" / "slurm" / "gres.conf").write_text("Name=gpu File=/dev/nvidia0\n")
+    result = _run(host)
+    assert result["failed"] and "outside the block" in result["msg"]
+    assert _read(host, "cgroup.conf") == USER_CGROUP
+
+
+def test_mig_without_autodetect_is_refused_naming_the_variable(host):
+    gpus = _gpus()
+    gpus[1]["mig_mode"] = "Enabled"
+    result = _run(host, gpus=gpus)
+    assert result["failed"] and "slurm_gres_autodetect: nvml" in result["msg"]
+    assert _read(host, "gres.conf") == USER_GRES
+
+
+def test_cgroup_false_leaves_cgroup_conf_alone(host):
+    result = _run(host, cgroup=False)
+    assert result["cgroup_conf"] is None and _read(host, "cgroup.conf") == USER_CGROUP
+
+
+def test_missing_files_are_created(host):
+    os.unlink(str(host / "etc" / "slurm" / "gres.conf"))
+    os.unlink(str(host / "etc" / "slurm" / "cgroup.conf"))
+    result = _run(host)
+    assert result["changed"] and _read(host, "gres.conf").startswith(BLOCK_BEGIN)
+    assert _read(host, "cgroup.conf") == "ConstrainDevices=yes\nConstrainCores=yes\n"
