@@ -49,6 +49,8 @@ gate browser-lab-report env GPUOPS_AUDIT_REPORT_DIR="${STATE_DIR}/audit-report" 
   GPUOPS_AUDIT_SCREENSHOT="${STATE_DIR}/audit-report/screenshot.png" scripts/browser-test.sh
 # Check mode, bad input, faults, interrupted and concurrent runs, on nodes of its own (tests/reliability).
 gate reliability scripts/reliability-test.sh
+# slurm_gres against Debian's real Slurm 22.05 in a lab container (tests/slurm).
+gate slurm scripts/slurm-test.sh
 gate molecule-kernel scripts/molecule-scenario.sh kernel
 # The newest supported ansible-core (2.21), in the execution environment; the gates above run 2.19.
 gate ee scripts/ee-test.sh
