@@ -32,7 +32,9 @@ CHECKS = (
 
 
 def _shown(keys, values):
-    return "; ".join("%s=%s" % (key, values[key]) for key in keys if key in values) or "none"
+    """key=value pairs; a key the file lacks reads unset (the kubelet's default applies)."""
+    return "; ".join("%s=%s" % (key, "unset" if values[key] is None else values[key])
+                     for key in keys if key in values) or "none"
 
 
 def kubelet_checks(state, inputs, role_error=None):
