@@ -11,7 +11,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_checks, audit_gpu_checks, audit_slurm_checks
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import (
+    audit_checks, audit_gpu_checks, audit_kubelet_checks, audit_slurm_checks,
+)
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.driver_compat import preflight_checks
 
 SCHEMA_VERSION = 1
@@ -26,11 +28,12 @@ STATE_VARIABLES = {
     "mig": "mig_converged",
     "mps": "mps_converged",
     "slurm_gres": "slurm_gres_state",
+    "kubelet": "kubelet_topology_state",
 }
 # The role behind each state, whose failure explains a missing one.
 STATE_ROLES = {"sysctl_settings": "sysctl", "sysctl_swap": "sysctl", "thp": "thp", "memlock": "memlock",
                "persistenced": "persistenced", "mig": "mig", "mps": "mps",
-               "slurm_gres": "slurm_gres"}
+               "slurm_gres": "slurm_gres", "kubelet": "kubelet_topology"}
 AUDITED_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding", "slurm_gres")
 
 
@@ -54,6 +57,7 @@ def node_checks(inputs, states, role_errors, topology, cuda_versions):
     found.extend(audit_gpu_checks.topology_checks(topology, error("numa_binding")))
     found.extend(audit_slurm_checks.slurm_gres_checks(state("slurm_gres"), inputs.get("slurm_gres", {}),
                                                       error("slurm_gres")))
+    found.extend(audit_kubelet_checks.kubelet_checks(state("kubelet"), inputs.get("kubelet_topology", {}), error("kubelet")))
     found.extend(preflight_checks(topology.get("driver_version"), topology.get("cuda_version"),
                                   topology.get("gpus") or [], list(cuda_versions or [])))
     return found

@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     audit,
+    kubelet_topology,
     memlock,
     mig,
     mps,
@@ -29,6 +30,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 
 RULES = {
     "audit": audit,
+    "kubelet_topology": kubelet_topology,
     "memlock": memlock,
     "mig": mig,
     "mps": mps,
