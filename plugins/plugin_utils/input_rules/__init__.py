@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     audit,
+    baseline,
     memlock,
     mig,
     mps,
@@ -28,6 +29,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 
 RULES = {
     "audit": audit,
+    "baseline": baseline,
     "memlock": memlock,
     "mig": mig,
     "mps": mps,
