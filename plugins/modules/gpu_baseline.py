@@ -103,6 +103,15 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: The same document as C(gpuops_audit), the fact M(gpuops.hardening.audit_report) reads.
+  returned: success
+  type: complex
+  contains:
+    gpuops_audit:
+      description: The value of RV(document).
+      type: dict
+      returned: success
 document:
   description: The figures as an audit document, one check per figure in the area C(baseline) (docs/baseline.md).
   returned: always
@@ -250,7 +259,8 @@ def main():
         checks.extend(measure_gpu(measurer, gpu, topology, numactl_path, recommendations.get(gpu.get("pci_bus_id"))))
     document = plan.document(params["node"], params["profile"], checks, topology)
     counts = document["summary"]
-    module.exit_json(changed=False, document=document,
+    # As audit_node does: the report writer reads each node's gpuops_audit fact.
+    module.exit_json(changed=False, document=document, ansible_facts={"gpuops_audit": document},
                      msg="%d GPU(s): %d figures measured, %d skipped, %d failed%s" % (
                          len(topology.get("gpus") or []), counts["PASS"] - (0 if probe_error else 1), counts["SKIP"],
                          counts["WARN"], "; " + probe_error if probe_error else ""))

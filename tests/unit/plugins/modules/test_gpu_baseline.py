@@ -91,6 +91,8 @@ def test_with_a_driver_it_measures_in_fresh_processes(check_mode):
     # probe, the copies, the local and the remote copy, then one fresh process per start-up run; nothing for the MIG GPU.
     assert ops == ["probe", "copy", "copy", "copy", "startup", "startup"]
     assert result["document"]["summary"]["WARN"] == 0
+    # The fact the report writer reads, as audit_node sets it.
+    assert result["ansible_facts"]["gpuops_audit"] == result["document"]
 
 
 def test_a_process_past_its_timeout_is_a_warn():
