@@ -122,14 +122,16 @@ def release_held():
             release(fd)
 
 
-def hold_node_lock(module, module_name):
+def hold_node_lock(module, module_name, in_check_mode=False):
     """Hold the node lock until this module's process ends; nothing at all in check mode.
 
-    Check mode writes nothing, not even the lock file. A wait that was long
-    enough to notice is said as a warning; one that runs out fails the module
-    before it has read or changed anything.
+    Check mode writes nothing, not even the lock file. A module that does the
+    same work in check mode (one that measures) passes in_check_mode=True, so
+    that its work never overlaps another run's changes in either mode. A wait
+    that was long enough to notice is said as a warning; one that runs out
+    fails the module before it has read or changed anything.
     """
-    if module.check_mode:
+    if module.check_mode and not in_check_mode:
         return
     path = under_root(module.params["root"], LOCK_PATH)
     timeout = module.params["lock_timeout"]

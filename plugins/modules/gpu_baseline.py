@@ -65,15 +65,28 @@ options:
   numactl_path:
     description: The C(numactl) binary; by default found on C(PATH). Without it the NUMA figures are skipped.
     type: path
+  root:
+    description:
+      - The directory the node lock C(/run/lock/gpuops-hardening.lock) is taken below.
+      - Tests point it at a prepared tree; on a real host leave it at C(/).
+    type: path
+    default: /
+extends_documentation_fragment:
+  - gpuops.hardening.host.lock
 attributes:
   check_mode:
-    description: It measures in check mode too; measuring changes nothing, and C(changed) is always false.
+    description:
+      - It measures in check mode too; measuring changes nothing, and C(changed) is always false.
+      - Unlike the modules that change the node, it takes the node lock in check mode too, since it does the same
+        work in both modes; a measurement never overlaps another run's MIG, MPS or persistence change.
     support: full
   diff_mode:
     description: Nothing changes, so there is no diff.
     support: none
 notes:
   - Other work on the GPU skews the figures; run it on an idle node.
+  - It holds the node lock, in check mode too, from before its first measurement until it ends, so it waits for a
+    gpuops.hardening run that is changing the node (up to O(lock_timeout)), and such a run waits for it.
 """
 
 EXAMPLES = r"""
@@ -90,6 +103,15 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: The same document as C(gpuops_audit), the fact M(gpuops.hardening.audit_report) reads.
+  returned: success
+  type: complex
+  contains:
+    gpuops_audit:
+      description: The value of RV(document).
+      type: dict
+      returned: success
 document:
   description: The figures as an audit document, one check per figure in the area C(baseline) (docs/baseline.md).
   returned: always
@@ -116,6 +138,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.hardening.plugins.module_utils import cuda_driver
 from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_baseline as plan
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import LOCK_TIMEOUT
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
 class Measurer(object):
@@ -204,6 +228,8 @@ def main():
             timeout=dict(type="int", default=120),
             library=dict(type="str", default=cuda_driver.LIBRARY),
             numactl_path=dict(type="path"),
+            root=dict(type="path", default="/"),
+            lock_timeout=dict(type="int", default=LOCK_TIMEOUT),
         ),
         supports_check_mode=True,
     )
@@ -213,6 +239,8 @@ def main():
             module.fail_json(msg="%s: got %d; allowed: 1 or more" % (name, params[name]))
     if not params["sizes_mib"] or min(params["sizes_mib"]) < 1:
         module.fail_json(msg="sizes_mib: got %s; allowed: a non-empty list of sizes of 1 MiB or more" % params["sizes_mib"])
+    # The same work in check mode, so the same lock: see the check_mode attribute.
+    hold_node_lock(module, "gpuops.hardening.gpu_baseline", in_check_mode=True)
 
     topology = params["topology"]
     measurer = Measurer(module, worker_source())
@@ -231,7 +259,8 @@ def main():
         checks.extend(measure_gpu(measurer, gpu, topology, numactl_path, recommendations.get(gpu.get("pci_bus_id"))))
     document = plan.document(params["node"], params["profile"], checks, topology)
     counts = document["summary"]
-    module.exit_json(changed=False, document=document,
+    # As audit_node does: the report writer reads each node's gpuops_audit fact.
+    module.exit_json(changed=False, document=document, ansible_facts={"gpuops_audit": document},
                      msg="%d GPU(s): %d figures measured, %d skipped, %d failed%s" % (
                          len(topology.get("gpus") or []), counts["PASS"] - (0 if probe_error else 1), counts["SKIP"],
                          counts["WARN"], "; " + probe_error if probe_error else ""))

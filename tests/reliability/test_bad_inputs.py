@@ -15,6 +15,7 @@ controller reports every input error at once, so cases share runs
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 
@@ -24,7 +25,8 @@ from bad_input_cases import case_vars, load_cases, runs_of
 from fingerprint import differences, fingerprint
 from lab import REPO_ROOT, SITE, playbook_argv, playbook_env, run_playbook, start_nodes, stop_nodes
 
-NODE = "rel-check-bad-inputs"
+# GPUOPS_LAB_NODE_PREFIX names the node apart, for runs of this test side by side with others.
+NODE = os.environ.get("GPUOPS_LAB_NODE_PREFIX", "rel-") + "check-bad-inputs"
 SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
 PLAYBOOKS = {"site": SITE, "role": "tests/reliability/plays/role_alone.yml", "own_play": "tests/reliability/plays/own_play.yml",
              # A user's play of three roles without the validation entry: the first role checks the others.

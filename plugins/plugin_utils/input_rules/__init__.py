@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     audit,
+    baseline,
     kubelet_topology,
     memlock,
     mig,
@@ -30,6 +31,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 
 RULES = {
     "audit": audit,
+    "baseline": baseline,
     "kubelet_topology": kubelet_topology,
     "memlock": memlock,
     "mig": mig,

@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from unittest import mock
 
 import pytest
@@ -14,6 +16,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import cuda_drive
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
 from ansible_collections.gpuops.hardening.plugins.modules import gpu_baseline
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.test_cuda_driver import FakeLibrary
+from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.test_run_lock import start_holder
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 TOPOLOGY = {
@@ -47,7 +50,9 @@ class FreshProcesses:
 
 
 def baseline(processes, check_mode=False, **args):
-    params = dict(node="gpu-a", topology=TOPOLOGY, sizes_mib=[1, 64], repeats=2, numactl_path="/usr/bin/numactl")
+    # The node lock is taken below a fresh root, never on the test machine's /run/lock.
+    params = dict(node="gpu-a", topology=TOPOLOGY, sizes_mib=[1, 64], repeats=2, numactl_path="/usr/bin/numactl",
+                  root=tempfile.mkdtemp(prefix="gpu-baseline-root-"))
     params.update(args)
     with mock.patch.object(gpu_baseline, "run", processes):
         return run_module(gpu_baseline.main, params, check_mode=check_mode)
@@ -86,6 +91,8 @@ def test_with_a_driver_it_measures_in_fresh_processes(check_mode):
     # probe, the copies, the local and the remote copy, then one fresh process per start-up run; nothing for the MIG GPU.
     assert ops == ["probe", "copy", "copy", "copy", "startup", "startup"]
     assert result["document"]["summary"]["WARN"] == 0
+    # The fact the report writer reads, as audit_node sets it.
+    assert result["ansible_facts"]["gpuops_audit"] == result["document"]
 
 
 def test_a_process_past_its_timeout_is_a_warn():
@@ -121,3 +128,32 @@ def test_bad_options_fail_naming_the_option(args, message):
 def test_the_worker_source_is_cuda_driver_itself():
     with open(cuda_driver.__file__, encoding="utf-8") as handle:
         assert gpu_baseline.worker_source() == handle.read()
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_it_waits_for_the_node_lock_in_check_mode_too(tmp_path, check_mode):
+    holder = start_holder(str(tmp_path / "run" / "lock" / "gpuops-hardening.lock"))
+    processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary()))
+    try:
+        result = baseline(processes, check_mode=check_mode, root=str(tmp_path), lock_timeout=0)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result["failed"] and result["changed"] is False
+    assert "gpuops.hardening.nvidia_mig, pid %d" % holder.pid in result["msg"]
+    assert processes.argvs == [], "it measured without the lock"
+
+
+def test_it_records_itself_as_the_holder_while_it_measures(tmp_path):
+    lock_file = tmp_path / "run" / "lock" / "gpuops-hardening.lock"
+    seen = []
+
+    class Watching(FreshProcesses):
+        def __call__(self, module, argv, timeout=30, data=None, **kwargs):
+            with open(str(lock_file), encoding="utf-8") as handle:
+                seen.append(json.loads(handle.read())["module"])
+            return super(Watching, self).__call__(module, argv, timeout, data, **kwargs)
+
+    result = baseline(Watching(loader=lambda _path: cuda_driver.Driver(FakeLibrary())), check_mode=True, root=str(tmp_path))
+    assert not result["failed"] and os.path.exists(str(lock_file))
+    assert set(seen) == {"gpuops.hardening.gpu_baseline"}

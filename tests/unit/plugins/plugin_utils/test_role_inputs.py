@@ -290,3 +290,26 @@ def test_audit_inputs_name_the_variable_the_value_and_what_is_allowed(given, fra
 def test_good_audit_inputs_pass():
     inputs = _inputs({"audit_cuda_versions": ["11.8", "12.4", "13.0"], "audit_save_baseline": "before-thp"}, "audit")
     assert inputs["audit_cuda_versions"] == ["11.8", "12.4", "13.0"]
+
+
+@pytest.mark.parametrize("given, fragments", [
+    ({"baseline_sizes_mib": [64, 0]}, ["baseline role: baseline_sizes_mib: got 0", "each 1 or more"]),
+    ({"baseline_sizes_mib": []}, ["baseline_sizes_mib: got []", "a non-empty list"]),
+    ({"baseline_sizes_mib": ["big"]}, ["baseline_sizes_mib", "big"]),
+    ({"baseline_repeats": 0}, ["baseline_repeats: got 0", "an integer of 1 or more"]),
+    ({"baseline_max_memory_mib": -5}, ["baseline_max_memory_mib: got -5", "an integer of 1 or more"]),
+    ({"baseline_timeout": 0}, ["baseline_timeout: got 0", "an integer from 1 to 600 (seconds)"]),
+    ({"baseline_timeout": 601}, ["baseline_timeout: got 601", "an integer from 1 to 600 (seconds)"]),
+    ({"baseline_save": "../etc"}, ['baseline_save: got "../etc"', "letters, digits"]),
+    ({"baseline_compare": "a b"}, ['baseline_compare: got "a b"', "letters, digits"]),
+])
+def test_baseline_inputs_name_the_variable_the_value_and_what_is_allowed(given, fragments):
+    message = "; ".join(_errors(given))
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_baseline_defaults_pass_and_values_are_converted():
+    assert _inputs({}, "baseline")["baseline_sizes_mib"] == [1, 64, 1024]
+    inputs = _inputs({"baseline_sizes_mib": ["1", 64], "baseline_repeats": "3", "baseline_save": "before-persistence"}, "baseline")
+    assert inputs["baseline_sizes_mib"] == [1, 64] and inputs["baseline_repeats"] == 3
