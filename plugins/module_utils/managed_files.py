@@ -170,3 +170,40 @@ def ensure_symlink(module, path, target, backup=False):
             os.unlink(tmp_path)
         module.fail_json(msg=write_error(path, error))
     return result, diff
+
+
+def ensure_folder(module, path, mode=0o755):
+    """Make path a folder with the given mode; missing parents are created with 0755.
+
+    Returns (result, diff) like ensure_content. Something else in the way is
+    refused, never removed.
+    """
+    result = {"path": path, "changed": False, "backup_file": None}
+    if os.path.lexists(path) and not os.path.isdir(path):
+        module.fail_json(msg="%s exists and is not a directory; refusing to replace it with one" % path)
+    existed = os.path.isdir(path)
+    diff = None
+    if not existed:
+        diff = {"before_header": "%s (absent)" % path, "after_header": path, "before": "", "after": "directory\n"}
+    result["changed"] = not existed or _current_mode(path) != mode
+    if not result["changed"] or module.check_mode:
+        return result, diff
+    try:
+        if not existed:
+            os.makedirs(path, 0o755)
+        os.chmod(path, mode)
+    except (IOError, OSError) as error:
+        module.fail_json(msg=write_error(path, error, "it was not created"))
+    return result, diff
+
+
+def ensure_owner(module, path, owner, group):
+    """Give an existing path this owner and group (names or ids); True when it had another.
+
+    In check mode it only reports; a path check mode did not create is already
+    reported by its content or folder.
+    """
+    if not os.path.lexists(path):
+        return False
+    changed = module.set_owner_if_different(path, owner, False)
+    return module.set_group_if_different(path, group, changed)
