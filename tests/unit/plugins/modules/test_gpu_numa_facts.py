@@ -219,10 +219,16 @@ def test_cuda_visible_devices_is_the_uuid(host):
 
 def test_hung_tool_times_out(host):
     host.script("#!/bin/sh\nsleep 30\n")
-    result = run_module(gpu_numa_facts.main, dict(host.args(timeout=1), _ansible_module_name="gpuops.hardening.gpu_numa_facts"))
+    result = run_module(gpu_numa_facts.main, host.args(timeout=1, timeout_variable="numa_binding_nvidia_smi_timeout"))
     # The message names what to raise: the operator sets the role variable, not the module option.
     assert result["failed"] and "did not finish within 1 seconds (the module's timeout option, set by the role " \
         "variable numa_binding_nvidia_smi_timeout)" in result["msg"], result["msg"]
+
+
+def test_hung_tool_without_a_variable_names_the_option(host):
+    host.script("#!/bin/sh\nsleep 30\n")
+    result = run_module(gpu_numa_facts.main, host.args(timeout=1))
+    assert result["failed"] and result["msg"].endswith("did not finish within 1 seconds (the module's timeout option)")
 
 
 # ------------------------------------------------------------------ against the GPU emulator
