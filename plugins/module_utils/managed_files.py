@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 
 from ansible.module_utils.common.text.converters import to_bytes
 
@@ -78,13 +79,36 @@ def remove_path(module, path):
         module.fail_json(msg=write_error(path, error, "it was not removed"))
 
 
+def backup_copy(path, now=None):
+    """Copy path beside itself, named as Ansible names backups (path.PID.DATE@TIME~); returns the copy's path.
+
+    The copy is written to a temporary file and renamed, so a full disk leaves
+    no partial backup: either the whole copy or none. OSError propagates.
+    """
+    stamp = time.strftime("%Y-%m-%d@%H:%M:%S~", time.localtime(now if now is not None else time.time()))
+    backup_path = "%s.%s.%s" % (path, os.getpid(), stamp)
+    fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=os.path.dirname(path))
+    os.close(fd)
+    try:
+        shutil.copy2(path, tmp_path)
+        os.rename(tmp_path, backup_path)
+    finally:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+    return backup_path
+
+
 def _replace_file(module, path, content, mode, backup, result):
-    """Write a temporary file beside path and rename it over path; the temporary goes on failure."""
+    """Write a temporary file beside path and rename it over path; the temporary goes on failure.
+
+    Every step (the folder, the backup, the write, the rename) raises OSError, which
+    ensure_content turns into one message.
+    """
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
     if backup and os.path.exists(path):
-        result["backup_file"] = module.backup_local(path)
+        result["backup_file"] = backup_copy(path)
     fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -155,12 +179,12 @@ def ensure_symlink(module, path, target, backup=False):
     if module.check_mode:
         return result, diff
     directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    if backup and existed and not os.path.islink(path):
-        result["backup_file"] = module.backup_local(path)
     tmp_path = os.path.join(directory, ".gpuops-link-%d-%s" % (os.getpid(), os.path.basename(path)))
     try:
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        if backup and existed and not os.path.islink(path):
+            result["backup_file"] = backup_copy(path)
         if os.path.lexists(tmp_path):
             os.unlink(tmp_path)
         os.symlink(target, tmp_path)
