@@ -28,6 +28,11 @@ options:
         longer is stopped, and the module fails with a message that names it.
     type: int
     default: 60
+  timeout_variable:
+    description:
+      - The name of the variable that sets O(timeout), such as a role's C(mig_timeout). A message about a command
+        that ran past its timeout names it, so the operator knows what to raise.
+    type: str
 """
 
     LIVE = r"""

@@ -17,25 +17,15 @@ KILLED_RC = 137
 
 C_LOCALE = {"LC_ALL": "C", "LANG": "C", "LANGUAGE": "C"}
 
-# The role variable that fills each module's timeout option: a timeout message names
-# what to raise, and the operator sets the role variable, not the module option.
-ROLE_TIMEOUT_VARIABLES = {
-    "persistenced": "persistenced_timeout",
-    "mps": "mps_timeout",
-    "nvidia_mig": "mig_timeout",
-    "gpu_numa_facts": "numa_binding_nvidia_smi_timeout",
-}
-
 
 class CommandTimeout(Exception):
     """The command ran past its timeout and was stopped."""
 
 
 def timeout_setting(module):
-    """Where the timeout comes from, for messages: the module option and its role variable."""
-    name = getattr(module, "_name", None)
-    short = name.rsplit(".", 1)[-1] if isinstance(name, str) else ""
-    variable = ROLE_TIMEOUT_VARIABLES.get(short)
+    """Where the timeout comes from, for messages: the module option, and the role variable that
+    fills it when the role named it (timeout_variable): the operator raises that one."""
+    variable = (getattr(module, "params", None) or {}).get("timeout_variable")
     return "the module's timeout option%s" % (", set by the role variable %s" % variable if variable else "")
 
 

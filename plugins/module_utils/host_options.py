@@ -19,6 +19,7 @@ def host_argument_spec(live=False, lock=True):
     spec = dict(
         root=dict(type="path", default="/"),
         timeout=dict(type="int", default=60),
+        timeout_variable=dict(type="str"),
     )
     if live:
         spec["apply_live"] = dict(type="bool", default=True)

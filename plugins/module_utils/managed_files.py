@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 
 from ansible.module_utils.common.text.converters import to_bytes
 
@@ -78,13 +79,36 @@ def remove_path(module, path):
         module.fail_json(msg=write_error(path, error, "it was not removed"))
 
 
+def backup_copy(path, now=None):
+    """Copy path beside itself, named as Ansible names backups (path.PID.DATE@TIME~); returns the copy's path.
+
+    The copy is written to a temporary file and renamed, so a full disk leaves
+    no partial backup: either the whole copy or none. OSError propagates.
+    """
+    stamp = time.strftime("%Y-%m-%d@%H:%M:%S~", time.localtime(now if now is not None else time.time()))
+    backup_path = "%s.%s.%s" % (path, os.getpid(), stamp)
+    fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=os.path.dirname(path))
+    os.close(fd)
+    try:
+        shutil.copy2(path, tmp_path)
+        os.rename(tmp_path, backup_path)
+    finally:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+    return backup_path
+
+
 def _replace_file(module, path, content, mode, backup, result):
-    """Write a temporary file beside path and rename it over path; the temporary goes on failure."""
+    """Write a temporary file beside path and rename it over path; the temporary goes on failure.
+
+    Every step (the folder, the backup, the write, the rename) raises OSError, which
+    ensure_content turns into one message.
+    """
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
     if backup and os.path.exists(path):
-        result["backup_file"] = module.backup_local(path)
+        result["backup_file"] = backup_copy(path)
     fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -155,12 +179,12 @@ def ensure_symlink(module, path, target, backup=False):
     if module.check_mode:
         return result, diff
     directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    if backup and existed and not os.path.islink(path):
-        result["backup_file"] = module.backup_local(path)
     tmp_path = os.path.join(directory, ".gpuops-link-%d-%s" % (os.getpid(), os.path.basename(path)))
     try:
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        if backup and existed and not os.path.islink(path):
+            result["backup_file"] = backup_copy(path)
         if os.path.lexists(tmp_path):
             os.unlink(tmp_path)
         os.symlink(target, tmp_path)
@@ -170,3 +194,40 @@ def ensure_symlink(module, path, target, backup=False):
             os.unlink(tmp_path)
         module.fail_json(msg=write_error(path, error))
     return result, diff
+
+
+def ensure_folder(module, path, mode=0o755):
+    """Make path a folder with the given mode; missing parents are created with 0755.
+
+    Returns (result, diff) like ensure_content. Something else in the way is
+    refused, never removed.
+    """
+    result = {"path": path, "changed": False, "backup_file": None}
+    if os.path.lexists(path) and not os.path.isdir(path):
+        module.fail_json(msg="%s exists and is not a directory; refusing to replace it with one" % path)
+    existed = os.path.isdir(path)
+    diff = None
+    if not existed:
+        diff = {"before_header": "%s (absent)" % path, "after_header": path, "before": "", "after": "directory\n"}
+    result["changed"] = not existed or _current_mode(path) != mode
+    if not result["changed"] or module.check_mode:
+        return result, diff
+    try:
+        if not existed:
+            os.makedirs(path, 0o755)
+        os.chmod(path, mode)
+    except (IOError, OSError) as error:
+        module.fail_json(msg=write_error(path, error, "it was not created"))
+    return result, diff
+
+
+def ensure_owner(module, path, owner, group):
+    """Give an existing path this owner and group (names or ids); True when it had another.
+
+    In check mode it only reports; a path check mode did not create is already
+    reported by its content or folder.
+    """
+    if not os.path.lexists(path):
+        return False
+    changed = module.set_owner_if_different(path, owner, False)
+    return module.set_group_if_different(path, group, changed)

@@ -19,7 +19,7 @@ description:
     C(numactl) and C(taskset) arguments that bind a job to them.
   - Runs nvidia-smi once per kind of data, never once per GPU. C(nvidia-smi -L) is only run when a
     GPU has MIG enabled, to report MIG device UUIDs. Every command runs under a timeout.
-  - Reads only; it never changes the host.
+  - Reads only, unless O(fact_path) is set; then it also writes the facts there as an Ansible local fact.
 author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
@@ -43,13 +43,21 @@ options:
         the timeout; only a C(-q -x) that runs longer counts as nvidia-smi failing.
     type: int
     default: 30
+  fact_path:
+    description:
+      - Also write C(gpu_topology) to this file as sorted JSON (indent 2), so later plays see it as the local fact
+        C(ansible_local.gpu_topology) when the file is in C(/etc/ansible/facts.d) and named C(gpu_topology.fact).
+      - Taken below O(root). Written atomically with mode C(0644), its folder created with mode C(0755) when
+        missing; a file already holding the same JSON is left alone, so an unchanged host rewrites nothing.
+      - Unset, nothing is written.
+    type: path
 attributes:
   check_mode:
-    description: Reads only, so it runs unchanged in check mode.
+    description: Reads in check mode too; a fact file that would change is reported, not written.
     support: full
   diff_mode:
-    description: Changes nothing, so there is nothing to diff.
-    support: none
+    description: Shows the fact file's change.
+    support: full
   facts:
     description: Sets C(ansible_facts.gpu_topology).
     support: full
@@ -76,6 +84,10 @@ EXAMPLES = r"""
 - name: Read the GPU topology
   gpuops.hardening.gpu_numa_facts:
 
+- name: Read the GPU topology and keep it as the local fact gpu_topology
+  gpuops.hardening.gpu_numa_facts:
+    fact_path: /etc/ansible/facts.d/gpu_topology.fact
+
 - name: Cover GPU and CPU-only nodes in one play
   gpuops.hardening.gpu_numa_facts:
     require_gpu: false
@@ -86,6 +98,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+fact_file:
+  description: The fact file written or left as it was, below O(root); only with O(fact_path).
+  returned: when O(fact_path) is set
+  type: str
+  sample: /etc/ansible/facts.d/gpu_topology.fact
 ansible_facts:
   description: The facts set.
   returned: always
@@ -203,6 +220,7 @@ ansible_facts:
             - "GPU 3: its nearest NIC (mlx5_6) is on another NUMA node; GPUDirect RDMA traffic crosses the socket interconnect"
 """
 
+import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -210,6 +228,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
     parse_gpu_list,
     parse_query_xml,
@@ -288,6 +307,7 @@ def main():
         nvidia_smi_path=dict(type="path"),
         # nvidia-smi answers in seconds; half a minute already means a wedged driver.
         timeout=dict(type="int", default=30),
+        fact_path=dict(type="path"),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.gpu_numa_facts")
@@ -327,7 +347,24 @@ def main():
     topology["warnings"] = notes + topology["warnings"]
     for warning in topology["warnings"]:
         module.warn(warning)
-    module.exit_json(changed=False, ansible_facts={"gpu_topology": topology})
+    result = {"changed": False, "ansible_facts": {"gpu_topology": topology}}
+    if params["fact_path"]:
+        result.update(write_fact_file(module, under_root(params["root"], params["fact_path"]), topology))
+    module.exit_json(**result)
+
+
+def fact_file_content(topology):
+    """The fact as Ansible's to_nice_json(indent=2) prints it: sorted keys, so equal facts give equal bytes."""
+    return json.dumps(topology, indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
+
+
+def write_fact_file(module, path, topology):
+    """Converge the local fact file; the changed flag, the file and its diff for the result."""
+    written, diff = ensure_content(module, path, fact_file_content(topology), mode=0o644)
+    result = {"changed": written["changed"], "fact_file": path}
+    if diff and module._diff:
+        result["diff"] = diff
+    return result
 
 
 if __name__ == "__main__":

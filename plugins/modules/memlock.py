@@ -216,7 +216,6 @@ conflicts:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import docker_daemon_json, memlock, pam_limits
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import container_type
@@ -345,10 +344,7 @@ class MemlockRun(object):
 
     def write(self):
         for path, (content, mode, backup) in self.planned.items():
-            try:
-                file_result, diff = ensure_content(self.module, path, content, mode=mode, backup=backup)
-            except (IOError, OSError) as exc:
-                self.module.fail_json(msg="could not write %s: %s" % (path, to_native(exc)), files=self.files)
+            file_result, diff = ensure_content(self.module, path, content, mode=mode, backup=backup)
             self.files.append(file_result)
             if diff:
                 self.diffs.append(diff)

@@ -131,3 +131,39 @@ def test_remove_path_names_the_path_and_the_reason(managed, monkeypatch):
         managed_files.remove_path(FakeModule(), str(managed))
     assert "could not write %s: Read-only file system; it was not removed" % managed in str(failure.value)
     assert managed.read_text() == OLD
+
+
+def test_a_backup_is_made_whole_before_the_write(managed):
+    result, diff = managed_files.ensure_content(FakeModule(), str(managed), NEW, backup=True)
+    backup = result["backup_file"]
+    assert backup.startswith(str(managed) + ".%d." % os.getpid()) and backup.endswith("~")
+    with open(backup) as handle:
+        assert handle.read() == OLD
+    assert managed.read_text() == NEW and diff["before"] == OLD
+    assert _left_over(managed.parent) == []
+
+
+def test_a_full_disk_during_the_backup_leaves_no_partial_backup(managed, monkeypatch):
+    def copy_fails(source, destination):
+        with open(destination, "w") as handle:
+            handle.write(OLD[:3])
+        raise _os_error(errno.ENOSPC, destination)
+    monkeypatch.setattr(managed_files.shutil, "copy2", copy_fails)
+    with pytest.raises(Failed) as failure:
+        managed_files.ensure_content(FakeModule(), str(managed), NEW, backup=True)
+    assert "could not write %s: No space left on device" % managed in str(failure.value)
+    assert managed.read_text() == OLD
+    assert sorted(os.listdir(str(managed.parent))) == [managed.name]
+
+
+def test_a_folder_that_cannot_be_made_names_the_path(tmp_path, monkeypatch):
+    def refuse(path, mode):
+        raise _os_error(errno.EROFS, path)
+    monkeypatch.setattr(managed_files.os, "makedirs", refuse)
+    target = tmp_path / "missing" / "x.conf"
+    with pytest.raises(Failed) as failure:
+        managed_files.ensure_content(FakeModule(), str(target), NEW)
+    assert "could not write %s: Read-only file system" % target in str(failure.value)
+    with pytest.raises(Failed) as failure:
+        managed_files.ensure_symlink(FakeModule(), str(target), "/dev/null")
+    assert "could not write %s: Read-only file system" % target in str(failure.value)

@@ -10,6 +10,7 @@ so the tests can hold the module to one call per kind of data.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
@@ -218,10 +219,16 @@ def test_cuda_visible_devices_is_the_uuid(host):
 
 def test_hung_tool_times_out(host):
     host.script("#!/bin/sh\nsleep 30\n")
-    result = run_module(gpu_numa_facts.main, dict(host.args(timeout=1), _ansible_module_name="gpuops.hardening.gpu_numa_facts"))
+    result = run_module(gpu_numa_facts.main, host.args(timeout=1, timeout_variable="numa_binding_nvidia_smi_timeout"))
     # The message names what to raise: the operator sets the role variable, not the module option.
     assert result["failed"] and "did not finish within 1 seconds (the module's timeout option, set by the role " \
         "variable numa_binding_nvidia_smi_timeout)" in result["msg"], result["msg"]
+
+
+def test_hung_tool_without_a_variable_names_the_option(host):
+    host.script("#!/bin/sh\nsleep 30\n")
+    result = run_module(gpu_numa_facts.main, host.args(timeout=1))
+    assert result["failed"] and result["msg"].endswith("did not finish within 1 seconds (the module's timeout option)")
 
 
 # ------------------------------------------------------------------ against the GPU emulator
@@ -315,3 +322,54 @@ def test_emulated_missing_tool(tmp_path, monkeypatch):
     assert relaxed["ansible_facts"]["gpu_topology"]["gpus"] == []
     assert [nic["name"] for nic in relaxed["ansible_facts"]["gpu_topology"]["nics"]] == ["mlx5_0", "mlx5_1"]
     assert run_module(gpu_numa_facts.main, args)["failed"]
+
+
+FACT = "/etc/ansible/facts.d/gpu_topology.fact"
+
+
+def test_fact_file_is_written_once(host):
+    fact = host.dir / FACT.lstrip("/")
+    result = run_module(gpu_numa_facts.main, host.args(fact_path=FACT), diff=True)
+    assert not result["failed"], result
+    assert result["changed"] is True and result["fact_file"] == str(fact)
+    assert result["diff"]["before_header"].endswith("(absent)")
+    assert json.loads(fact.read_text()) == result["ansible_facts"]["gpu_topology"]
+    assert stat.S_IMODE(fact.stat().st_mode) == 0o644
+    assert stat.S_IMODE(fact.parent.stat().st_mode) == 0o755
+    # What the role's copy task wrote before: to_nice_json(indent=2) and a newline.
+    assert fact.read_text().startswith('{\n  "cuda_version": "12.4",\n')
+    assert fact.read_text().endswith("}\n")
+
+    again = run_module(gpu_numa_facts.main, host.args(fact_path=FACT), diff=True)
+    assert again["changed"] is False and "diff" not in again
+    assert [name for name in os.listdir(fact.parent) if name != "gpu_topology.fact"] == []
+
+
+def test_fact_file_follows_the_topology(host):
+    fact = host.dir / FACT.lstrip("/")
+    run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    host.answer("-q -x", _xml(BUS4[:2]))
+    before = fact.read_text()
+
+    checked = run_module(gpu_numa_facts.main, host.args(fact_path=FACT), check_mode=True, diff=True)
+    assert checked["changed"] is True and checked["diff"]["before"] == before
+    assert fact.read_text() == before
+
+    changed = run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    assert changed["changed"] is True
+    assert [gpu["index"] for gpu in json.loads(fact.read_text())["gpus"]] == [0, 1]
+
+
+def test_fact_file_mode_is_restored(host):
+    fact = host.dir / FACT.lstrip("/")
+    run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    fact.chmod(0o600)
+    result = run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    assert result["changed"] is True
+    assert stat.S_IMODE(fact.stat().st_mode) == 0o644
+
+
+def test_no_fact_path_writes_nothing(host):
+    result = run_module(gpu_numa_facts.main, host.args())
+    assert "fact_file" not in result
+    assert not (host.dir / "etc").exists()
