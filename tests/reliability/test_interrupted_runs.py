@@ -6,8 +6,9 @@
 Two fresh a100_8x_mig nodes with the same vars: rel-int-ref converges in one uninterrupted
 run; rel-int-cut has its first converge killed four times, each time further on (in sysctl,
 in persistenced, between a MIG mode change and the GPU reset that applies it, and while
-creating GPU instances with the GPU clients stopped), then runs once to the end. Both must end with the same managed files and MIG layout, the stopped GPU client
-running again, and a further run changing nothing.
+creating GPU instances with the GPU clients stopped), then runs once to the end. Both must
+end with the same managed files and MIG layout, the stopped GPU client running again, and a
+further run changing nothing.
 
 How a run is killed: as a cancelled AWX job ends it. AWX (ansible-runner) signals
 ansible-playbook, and with it goes the connection to the node; the module's processes on the

@@ -79,9 +79,11 @@ def test_same_inputs_give_the_facts_the_module_gave_there(tmp_path):
         numa_balancing=0,
     )
     expected = json.loads(_read("gpu_numa_facts.json"))
-    # Added since the capture: where the binding comes from, and the UUID (not
-    # the index, which needs CUDA_DEVICE_ORDER=PCI_BUS_ID) for CUDA_VISIBLE_DEVICES.
+    # Added since the capture: where the binding comes from, the UUID (not the
+    # index, which needs CUDA_DEVICE_ORDER=PCI_BUS_ID) for CUDA_VISIBLE_DEVICES,
+    # and the minor number of /dev/nvidiaN (<minor_number>0</minor_number> in the capture).
     expected["gpus"][0]["numa_affinity_source"] = "nvidia-smi"
+    expected["gpus"][0]["minor_number"] = 0
     expected["recommendations"][0].update(cuda_visible_devices=expected["gpus"][0]["uuid"], nvidia_smi_index=0)
     assert json.loads(json.dumps(topology)) == expected
     # sysfs gives no node (VM), nvidia-smi says 0: bind to 0 and say why.
