@@ -148,6 +148,27 @@ def _gpu_entry(raw, address, pci, topo, numa_nodes, cpu_nodes, warnings):
     }
 
 
+def merge_mig_devices(from_query, from_list):
+    """A GPU's MIG devices with the ids of -q -x and the profile and UUID of -L, joined on the MIG index.
+
+    -q -x gives each MIG device its GPU and compute instance ids but no profile; -L the reverse.
+    Each item holds index, profile, uuid, gpu_instance_id and compute_instance_id (None where
+    the command that gives it was not read). The order is -L's, then devices only -q -x lists.
+    """
+    by_index = dict((device.get("index"), device) for device in from_query)
+    merged = []
+    for device in from_list:
+        ids = by_index.pop(device.get("index"), {})
+        merged.append(dict(device, gpu_instance_id=ids.get("gpu_instance_id"),
+                           compute_instance_id=ids.get("compute_instance_id")))
+    for device in from_query:
+        if device.get("index") in by_index:
+            merged.append({"index": device.get("index"), "profile": None, "uuid": None,
+                           "gpu_instance_id": device.get("gpu_instance_id"),
+                           "compute_instance_id": device.get("compute_instance_id")})
+    return merged
+
+
 def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
                    numa_nodes=None, numa_balancing=None, gpu_list=None):
     """Assemble the ``gpu_topology`` fact.
@@ -181,7 +202,7 @@ def build_topology(query, matrix=None, pci_devices=None, rdma_devices=None,
         gpu = _gpu_entry(raw, address, pci_devices.get(address) or {},
                          matrix["gpus"].get("GPU%d" % raw["index"]) or {}, numa_nodes, cpu_nodes, warnings)
         gpu.update({
-            "mig_devices": mig_by_index.get(raw["index"], []),
+            "mig_devices": merge_mig_devices(raw.get("mig_devices") or [], mig_by_index.get(raw["index"], [])),
             "driver_version": query["driver_version"],
             "cuda_version": query["cuda_version"],
         })

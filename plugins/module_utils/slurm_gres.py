@@ -32,6 +32,10 @@ _CPU_DIR = re.compile(r"^cpu(\d+)$")
 _BRANDS = {"nvidia", "tesla", "quadro", "geforce", "titan"}
 # A word from which on the name describes memory or form factor, not the model.
 _TAIL = re.compile(r"^(\d+gb|sxm\d*|pcie|hbm\d*e?|nvl|generation|mig)$")
+MIG_MINORS_PATH = "/proc/driver/nvidia-caps/mig-minors"
+_MIG_MINOR_LINE = re.compile(r"^\s*(\S+)\s+(\d+)\s*$")
+# The GPU instance part of a MIG profile name: "3g.20gb" in "1c.3g.20gb" or "1g.10gb+me".
+_GI_PROFILE = re.compile(r"\d+g\.\d+gb")
 
 
 class GresError(ValueError):
@@ -114,29 +118,90 @@ def gpu_type(name):
     return short or "gpu"
 
 
-def gres_lines(gpus, index_map, type_override=None):
-    """One gres.conf line per GPU, in nvidia-smi index order.
+def gres_lines(gpus, index_map, type_override=None, mig_minors=None, warnings=None):
+    """The gres.conf lines of the node's GPUs, in nvidia-smi index order.
 
-    gpus: the gpu_topology fact's gpus (index, name, minor_number, cpus, mig_mode).
-    A GPU with MIG on is refused: its MIG devices need MultipleFiles= with the
-    nvidia-caps minors of each GPU and compute instance, which Slurm 22.05 finds
-    itself with AutoDetect=nvml.
+    gpus: the gpu_topology fact's gpus (index, name, minor_number, cpus, mig_mode, mig_devices).
+    A GPU with MIG off gives one File= line; one with MIG on gives a MultipleFiles= line per
+    MIG device (mig_device_line). mig_minors: parse_mig_minors() of the node, needed only when a
+    MIG device exists. A GPU with MIG on and no MIG device gives no line and a warning, appended
+    to the list ``warnings`` when one is given.
     """
     lines = []
     for gpu in gpus:
         where = "GPU %s (%s)" % (gpu.get("index"), gpu.get("pci_bus_id"))
-        if gpu.get("mig_mode") == "Enabled":
-            raise GresError("%s has MIG enabled; its MIG devices need AutoDetect=nvml "
-                            "(set slurm_gres_autodetect: nvml)" % where)
         minor = gpu.get("minor_number")
         if minor is None:
             raise GresError("%s: nvidia-smi reports no minor number, so its /dev/nvidia file is unknown" % where)
         if not gpu.get("cpus"):
             raise GresError("%s: its NUMA-local CPUs are unknown, so Cores= cannot be set" % where)
-        cores = cores_of_cpus(gpu["cpus"], index_map)
+        cores = format_cpulist(cores_of_cpus(gpu["cpus"], index_map))
         model = type_override or gpu_type(gpu.get("name"))
-        lines.append("Name=gpu Type=%s File=/dev/nvidia%d Cores=%s" % (model, minor, format_cpulist(cores)))
+        if gpu.get("mig_mode") != "Enabled":
+            lines.append("Name=gpu Type=%s File=/dev/nvidia%d Cores=%s" % (model, minor, cores))
+            continue
+        devices = gpu.get("mig_devices") or []
+        if not devices and warnings is not None:
+            warnings.append("%s has MIG enabled but no MIG devices: gres.conf gets no line for it" % where)
+        for device in devices:
+            lines.append(mig_device_line(where, model, minor, device, mig_minors or {}, cores))
     return lines
+
+
+def parse_mig_minors(text):
+    """{capability name: minor} from /proc/driver/nvidia-caps/mig-minors.
+
+    The driver prints one ``<name> <minor>`` line per capability, such as
+    ``gpu0/gi1/access 12`` and ``gpu0/gi1/ci0/access 13``; the device node of a minor
+    is /dev/nvidia-caps/nvidia-cap<minor> (NVIDIA Multi-Instance GPU User Guide,
+    "Device Nodes and Capabilities"). Lines of another shape are ignored.
+    """
+    minors = {}
+    for line in (text or "").splitlines():
+        match = _MIG_MINOR_LINE.match(line)
+        if match:
+            minors[match.group(1)] = int(match.group(2))
+    return minors
+
+
+def mig_cap_files(mig_minors, gpu_minor, gpu_instance, compute_instance):
+    """The device nodes that open one MIG device: its GPU instance's and its compute instance's
+    access capabilities. The driver names them after the parent GPU's minor number (the N of
+    /dev/nvidiaN), not its index; so does Slurm's NVML autodetection (gpu_nvml.c, mig-minors)."""
+    names = ("gpu%d/gi%d/access" % (gpu_minor, gpu_instance),
+             "gpu%d/gi%d/ci%d/access" % (gpu_minor, gpu_instance, compute_instance))
+    missing = [name for name in names if name not in mig_minors]
+    if missing:
+        raise GresError("%s has no line %s" % (MIG_MINORS_PATH, " or ".join(repr(name) for name in missing)))
+    return ["/dev/nvidia-caps/nvidia-cap%d" % mig_minors[name] for name in names]
+
+
+def mig_type(model, profile):
+    """Type= of a MIG device: the GPU's type, "_" and its GPU instance profile ("a100_3g.20gb").
+
+    Slurm's NVML autodetection names MIG devices the same way (gpu_nvml.c: the product name,
+    "_", then "<slices>g.<GB>gb"). A compute instance's share ("1c.") and a media suffix
+    ("+me") are dropped, so every MIG device of one GPU instance profile has one type.
+    """
+    match = _GI_PROFILE.search(profile or "")
+    if not match:
+        raise GresError("MIG profile %r has no <slices>g.<size>gb part" % profile)
+    return "%s_%s" % (model, match.group(0))
+
+
+def mig_device_line(where, model, gpu_minor, device, mig_minors, cores):
+    """One MultipleFiles= line for a MIG device (gres.conf(5), Slurm 22.05, MultipleFiles): the parent
+    GPU's /dev/nvidiaN and the two capability nodes of mig_cap_files, with the parent GPU's cores."""
+    name = "%s MIG device %s" % (where, device.get("index"))
+    gpu_instance, compute_instance = device.get("gpu_instance_id"), device.get("compute_instance_id")
+    if gpu_instance is None or compute_instance is None:
+        raise GresError("%s: nvidia-smi -q -x reports no GPU or compute instance id for it" % name)
+    try:
+        files = ["/dev/nvidia%d" % gpu_minor] + mig_cap_files(mig_minors, gpu_minor, gpu_instance, compute_instance)
+        device_type = mig_type(model, device.get("profile"))
+    except GresError as error:
+        raise GresError("%s: %s" % (name, error))
+    return "Name=gpu Type=%s MultipleFiles=%s Cores=%s" % (device_type, ",".join(files), cores)
 
 
 def managed_block(lines):
@@ -202,7 +267,8 @@ def parse_gres_gpus(text):
         if pairs.get("name") != "gpu":
             continue
         cores = pairs.get("cores")
-        gpus.append({"file": pairs.get("file"), "type": pairs.get("type"),
+        # A MIG device's line names its files in MultipleFiles=, the parent GPU's first.
+        gpus.append({"file": pairs.get("file") or pairs.get("multiplefiles"), "type": pairs.get("type"),
                      "cores": try_parse_cpulist(cores) if cores is not None else None})
     return gpus
 

@@ -12,7 +12,10 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres
 from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import parse_cpulist
-from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import parse_topology_matrix
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import merge_mig_devices
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
+    parse_gpu_list, parse_query_xml, parse_topology_matrix)
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import nvidia_caps
 from ansible_collections.gpuops.hardening.tests.unit import real_captures
 
 
@@ -106,7 +109,6 @@ def test_lines_use_the_minor_number_and_core_indexes():
 
 
 @pytest.mark.parametrize("gpu, words", [
-    (_gpu(0, [0], mig="Enabled"), "MIG enabled"),
     (_gpu(0, None), "NUMA-local CPUs are unknown"),
     (dict(_gpu(0, [0]), minor_number=None), "no minor number"),
     (_gpu(0, [99]), "CPUs 99 have no core"),
@@ -147,6 +149,104 @@ def test_merge_key_values_sets_keys_in_place_and_keeps_the_rest():
     assert merged == ("CgroupPlugin=autodetect\nConstrainDevices=yes\nConstrainRAMSpace=yes\n"
                       "ConstrainCores=yes\n")
     assert slurm_gres.merge_key_values(merged, {"ConstrainDevices": "yes", "ConstrainCores": "yes"}) == merged
+
+
+# --- MIG devices ---
+
+# The driver's fixed table, as the emulator writes it (nvidia_caps.py names the sources).
+DRIVER_MINORS = slurm_gres.parse_mig_minors(nvidia_caps.mig_minors_text())
+
+
+def _mig_gpu(index, cpus, devices, minor=None, name="NVIDIA A100-SXM4-40GB"):
+    return dict(_gpu(index, cpus, name=name, minor=minor, mig="Enabled"), mig_devices=devices)
+
+
+def _device(index, profile, gpu_instance, compute_instance=0):
+    return {"index": index, "profile": profile, "uuid": None,
+            "gpu_instance_id": gpu_instance, "compute_instance_id": compute_instance}
+
+
+def test_parse_mig_minors_reads_name_and_minor_and_skips_other_lines():
+    text = "config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\n\ngarbage\n"
+    assert slurm_gres.parse_mig_minors(text) == {
+        "config": 1, "monitor": 2, "gpu0/gi1/access": 12, "gpu0/gi1/ci0/access": 13}
+    assert slurm_gres.parse_mig_minors(None) == {}
+
+
+def test_the_driver_table_numbers_instances_from_3_in_steps_of_9_and_135_per_gpu():
+    assert DRIVER_MINORS["gpu0/gi0/access"] == 3
+    assert DRIVER_MINORS["gpu0/gi1/access"] == 12 and DRIVER_MINORS["gpu0/gi1/ci0/access"] == 13
+    assert DRIVER_MINORS["gpu1/gi0/access"] == 138
+    assert DRIVER_MINORS["gpu31/gi14/ci7/access"] == 3 + 32 * 135 - 1
+
+
+def test_cap_files_are_named_after_the_gpu_minor_not_its_index():
+    assert slurm_gres.mig_cap_files(DRIVER_MINORS, 1, 3, 0) == [
+        "/dev/nvidia-caps/nvidia-cap165", "/dev/nvidia-caps/nvidia-cap166"]
+    with pytest.raises(slurm_gres.GresError, match="no line 'gpu0/gi1/ci0/access'"):
+        slurm_gres.mig_cap_files({"gpu0/gi1/access": 12}, 0, 1, 0)
+
+
+@pytest.mark.parametrize("profile, wanted", [
+    ("3g.20gb", "a100_3g.20gb"), ("1c.3g.20gb", "a100_3g.20gb"), ("1g.10gb+me", "a100_1g.10gb"),
+    ("7g.80gb", "a100_7g.80gb"),
+])
+def test_mig_type_is_the_gpu_type_and_the_gpu_instance_profile(profile, wanted):
+    assert slurm_gres.mig_type("a100", profile) == wanted
+
+
+def test_mig_type_refuses_an_unknown_profile():
+    with pytest.raises(slurm_gres.GresError, match="MIG profile None"):
+        slurm_gres.mig_type("a100", None)
+
+
+def test_mig_gpu_gets_one_multiple_files_line_per_device_with_the_parent_cores():
+    index = slurm_gres.core_index_map(x86_enumeration(2, 4, 2))
+    gpus = [_mig_gpu(0, parse_cpulist("0-3,8-11"), [_device(0, "1c.3g.20gb", 1, 0), _device(1, "1c.3g.20gb", 1, 1),
+                                                    _device(2, "2g.10gb", 5)], minor=2),
+            _gpu(1, parse_cpulist("4-7,12-15"), name="NVIDIA A100-SXM4-40GB")]
+    lines = slurm_gres.gres_lines(gpus, index, mig_minors=DRIVER_MINORS)
+    base = 3 + 2 * 135
+    assert lines == [
+        "Name=gpu Type=a100_3g.20gb MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap%d,"
+        "/dev/nvidia-caps/nvidia-cap%d Cores=0-3" % (base + 9, base + 10),
+        "Name=gpu Type=a100_3g.20gb MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap%d,"
+        "/dev/nvidia-caps/nvidia-cap%d Cores=0-3" % (base + 9, base + 11),
+        "Name=gpu Type=a100_2g.10gb MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap%d,"
+        "/dev/nvidia-caps/nvidia-cap%d Cores=0-3" % (base + 45, base + 46),
+        "Name=gpu Type=a100 File=/dev/nvidia1 Cores=4-7"]
+    # The audit reads the MIG lines back by their files.
+    parsed = slurm_gres.parse_gres_gpus("\n".join(lines))
+    assert parsed[0]["file"].startswith("/dev/nvidia2,") and parsed[0]["cores"] == [0, 1, 2, 3]
+
+
+def test_mig_gpu_without_devices_gives_no_line_and_a_warning():
+    warnings = []
+    lines = slurm_gres.gres_lines([_mig_gpu(0, [0], [])], slurm_gres.core_index_map(x86_enumeration(1, 2, 1)),
+                                  warnings=warnings)
+    assert lines == [] and warnings == ["GPU 0 (0000:00:00.0) has MIG enabled but no MIG devices: "
+                                        "gres.conf gets no line for it"]
+
+
+@pytest.mark.parametrize("device, minors, words", [
+    (_device(0, "3g.20gb", 1), {}, "MIG device 0: .*mig-minors has no line 'gpu0/gi1/access'"),
+    (_device(0, "3g.20gb", None), DRIVER_MINORS, "no GPU or compute instance id"),
+    (_device(0, None, 1), DRIVER_MINORS, "MIG profile None"),
+])
+def test_mig_lines_refuse_what_they_cannot_get_right(device, minors, words):
+    with pytest.raises(slurm_gres.GresError, match=words):
+        slurm_gres.gres_lines([_mig_gpu(0, [0], [device])], slurm_gres.core_index_map(x86_enumeration(1, 2, 1)),
+                              mig_minors=minors)
+
+
+def test_facts_join_query_ids_and_list_profiles_on_the_mig_index():
+    query = [{"index": 0, "gpu_instance_id": 1, "compute_instance_id": 0},
+             {"index": 1, "gpu_instance_id": 2, "compute_instance_id": 0}]
+    listed = [{"index": 0, "profile": "3g.20gb", "uuid": "MIG-a"}]
+    assert merge_mig_devices(query, listed) == [
+        {"index": 0, "profile": "3g.20gb", "uuid": "MIG-a", "gpu_instance_id": 1, "compute_instance_id": 0},
+        {"index": 1, "profile": None, "uuid": None, "gpu_instance_id": 2, "compute_instance_id": 0}]
+    assert merge_mig_devices([], listed)[0]["gpu_instance_id"] is None
 
 
 # --- Real captures (shared/fixtures/real), read at test time and never copied. ---
@@ -194,6 +294,39 @@ def test_real_a100_2_socket_without_smt():
     index = slurm_gres.core_index_map(x86_enumeration(2, 24, 1))
     cores = [slurm_gres.cores_of_cpus(affinity["GPU%d" % n], index) for n in (0, 4)]
     assert cores == [list(range(24)), list(range(24, 48))]
+
+
+
+# Written -L lines for the real -q -x captures below, which name no profile: the profiles their
+# MIG devices' memory (19968 MiB) gives on each product (NVIDIA MIG User Guide, supported profiles).
+def _written_list(profile, count):
+    return "GPU 0: NVIDIA A100 (UUID: GPU-0)\n" + "".join(
+        "  MIG %s Device %d: (UUID: MIG-%d)\n" % (profile, index, index) for index in range(count))
+
+
+@pytest.mark.parametrize("capture, profile, minor, gpu_instances, mig_type", [
+    ("netdata_a100_sxm4_40gb_mig_enabled_2migdevices_driver510_nvidia_smi_q_x.xml.txt", "3g.20gb", 0, [1, 2],
+     "a100_3g.20gb"),
+    ("telegraf_a100_sxm4_80gb_x4_mig_enabled_driver535_nvidia_smi_q_x.xml.txt", "2g.20gb", 1, [3, 4, 5, 6],
+     "a100_2g.20gb"),
+])
+def test_real_mig_query_gives_lines_keyed_by_the_gpu_minor(capture, profile, minor, gpu_instances, mig_type):
+    raw = parse_query_xml(real_captures.load(capture))["gpus"][0]
+    assert raw["mig_mode"] == "Enabled" and raw["minor_number"] == minor
+    listed = parse_gpu_list(_written_list(profile, len(raw["mig_devices"])))[0]["mig_devices"]
+    gpu = dict(raw, cpus=[0, 1], mig_devices=merge_mig_devices(raw["mig_devices"], listed))
+    lines = slurm_gres.gres_lines([gpu], slurm_gres.core_index_map(x86_enumeration(1, 2, 1)),
+                                  mig_minors=DRIVER_MINORS)
+    caps = [(3 + minor * 135 + 9 * gi, 4 + minor * 135 + 9 * gi) for gi in gpu_instances]
+    assert lines == ["Name=gpu Type=%s MultipleFiles=/dev/nvidia%d,/dev/nvidia-caps/nvidia-cap%d,"
+                     "/dev/nvidia-caps/nvidia-cap%d Cores=0-1" % ((mig_type, minor) + pair) for pair in caps]
+
+
+def test_real_mig_lists_without_query_ids_are_refused_not_guessed():
+    listed = parse_gpu_list(real_captures.load("h100_80gb_mig_mixed_3g_2g_1g_nvidia_smi_L.txt"))[0]
+    gpu = dict(_mig_gpu(0, [0], merge_mig_devices([], listed["mig_devices"]), name=listed["name"]))
+    with pytest.raises(slurm_gres.GresError, match="no GPU or compute instance id"):
+        slurm_gres.gres_lines([gpu], slurm_gres.core_index_map(x86_enumeration(1, 2, 1)), mig_minors=DRIVER_MINORS)
 
 
 def test_real_captures_exist():
