@@ -16,6 +16,12 @@ description:
   - Writes one C(Name=gpu) line per GPU into C(gres.conf), with C(Type=) (a short model name), C(File=/dev/nvidiaN)
     (the GPU's minor number) and C(Cores=) (the Slurm core indexes of the GPU's NUMA-local CPUs), or one
     C(AutoDetect=nvml) line when O(autodetect=nvml).
+  - A GPU with MIG enabled gets one line per MIG device instead, as gres.conf(5) of Slurm 22.05 describes them:
+    C(Type=<type>_<GPU instance profile>) (C(a100_3g.20gb)), C(MultipleFiles=) with the parent GPU's
+    C(/dev/nvidiaN) and the C(/dev/nvidia-caps) nodes of the device's GPU instance and compute instance, and the
+    parent GPU's C(Cores=). The capability minors come from C(/proc/driver/nvidia-caps/mig-minors) below O(root);
+    the call fails before any change when MIG devices exist and that file cannot be read.
+  - A GPU with MIG enabled but no MIG device gets no line, with a warning.
   - The lines live in a marked block; every other line of C(gres.conf) is kept as it is. A C(Name=gpu) line outside
     the block is refused, since Slurm would count those GPUs twice.
   - Sets C(ConstrainDevices=yes) and C(ConstrainCores=yes) in C(cgroup.conf), keeping its other keys.
@@ -32,7 +38,8 @@ options:
   gpus:
     description:
       - The GPUs, as C(ansible_facts.gpu_topology.gpus) from M(gpuops.hardening.gpu_numa_facts) lists them
-        (C(index), C(name), C(minor_number), C(pci_bus_id), C(cpus), C(mig_mode)).
+        (C(index), C(name), C(minor_number), C(pci_bus_id), C(cpus), C(mig_mode), and C(mig_devices) with each
+        device's C(index), C(profile), C(gpu_instance_id) and C(compute_instance_id)).
       - Not read when O(autodetect=nvml).
     type: list
     elements: dict
@@ -41,7 +48,6 @@ options:
     description:
       - V(nvml) writes C(AutoDetect=nvml) instead of explicit lines; slurmd then finds GPUs, MIG devices and cores
         itself. It needs a slurmd built with NVML.
-      - A GPU with MIG enabled needs V(nvml); its MIG devices are refused otherwise.
     type: str
     choices: ['off', nvml]
     default: 'off'
@@ -72,9 +78,14 @@ notes:
     or form factor (80GB, SXM4, PCIe, HBM3, NVL, Generation) and joins the rest in lower case. C(NVIDIA H100 80GB
     HBM3) is C(h100), C(NVIDIA RTX 6000 Ada Generation) is C(rtx6000ada). The node's C(Gres=) in C(slurm.conf) must
     name the same type.
+  - A MIG device's type is the GPU's type, C(_) and the GPU instance part of its profile (C(3g.20gb) for a
+    C(1c.3g.20gb) compute instance, C(1g.10gb) for C(1g.10gb+me)), the form Slurm's NVML autodetection gives.
+    Slurm computes that part from the instance's memory, so on some GPUs its name differs from nvidia-smi's
+    profile name, which this module uses.
   - Changes to C(Cores=) take effect after slurmctld restarts too (gres.conf(5)).
 requirements:
   - A sysfs with C(devices/system/cpu/cpuN/topology) below O(root).
+  - With MIG devices, C(/proc/driver/nvidia-caps/mig-minors) below O(root) (the NVIDIA driver's table).
 """
 
 EXAMPLES = r"""
@@ -96,9 +107,12 @@ lines:
   returned: always
   type: list
   elements: str
-  sample: ["Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-51"]
+  sample: ["Name=gpu Type=a100_3g.20gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/nvidia-cap13 Cores=0-23",
+           "Name=gpu Type=a100 File=/dev/nvidia1 Cores=24-47"]
 wanted:
-  description: The GPU lines of the block as data; empty with O(autodetect=nvml).
+  description:
+    - The GPU lines of the block as data; empty with O(autodetect=nvml).
+    - C(file) holds C(MultipleFiles=) of a MIG device's line.
   returned: always
   type: list
   elements: dict
@@ -137,7 +151,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import h
 CGROUP_SETTINGS = {"ConstrainDevices": "yes", "ConstrainCores": "yes"}
 
 
-def wanted_lines(module):
+def wanted_lines(module, warnings):
     """The block's lines, or a failure that names the GPU and what is missing."""
     params = module.params
     if params["autodetect"] == "nvml":
@@ -147,10 +161,24 @@ def wanted_lines(module):
         cpu_dir = under_root(params["root"], "/sys/devices/system/cpu")
         module.fail_json(msg="no CPU topology under %s: Cores= cannot be computed" % cpu_dir)
     try:
-        return slurm_gres.gres_lines(params["gpus"], slurm_gres.core_index_map(cpu_cores), params["gpu_type"])
+        return slurm_gres.gres_lines(params["gpus"], slurm_gres.core_index_map(cpu_cores), params["gpu_type"],
+                                     mig_minors=read_mig_minors(module), warnings=warnings)
     except slurm_gres.GresError as error:
         module.fail_json(msg="gres.conf not changed: %s" % error)
     return []  # pragma: no cover
+
+
+def read_mig_minors(module):
+    """The node's mig-minors table, read only when a GPU has MIG devices; fails when it is missing."""
+    gpus = module.params["gpus"]
+    if not any(gpu.get("mig_mode") == "Enabled" and gpu.get("mig_devices") for gpu in gpus):
+        return {}
+    path = under_root(module.params["root"], slurm_gres.MIG_MINORS_PATH)
+    text = read_text(path)
+    if text is None:
+        module.fail_json(msg="gres.conf not changed: MIG devices exist but %s cannot be read, so their "
+                         "/dev/nvidia-caps files are unknown; is the NVIDIA driver loaded?" % path)
+    return slurm_gres.parse_mig_minors(text)
 
 
 def converge_file(module, path, content, diffs):
@@ -176,7 +204,10 @@ def main():
     gres_path = os.path.join(config_dir, "gres.conf")
     cgroup_path = os.path.join(config_dir, "cgroup.conf")
 
-    lines = wanted_lines(module)
+    warnings = []
+    lines = wanted_lines(module, warnings)
+    for warning in warnings:
+        module.warn(warning)
     gres_before = read_text(gres_path) or ""
     clashing = slurm_gres.unmanaged_gpu_lines(gres_before)
     if clashing:

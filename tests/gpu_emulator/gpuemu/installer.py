@@ -2,14 +2,14 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Installs the emulated tools into a node (or under --root): wrapper executables,
-the state file, /dev/nvidia* nodes and an nvidia-persistenced unit of one of the
-flavours in units.py. Re-running changes nothing and never resets an existing state."""
+the state file, /dev/nvidia* nodes, /proc/driver/nvidia-caps/mig-minors (where /proc
+takes files) and an nvidia-persistenced unit of one of the flavours in units.py. Re-running changes nothing and never resets an existing state."""
 
 import os
 import stat
 import sys
 
-from . import catalog, cli, service_units, state as state_file, units
+from . import catalog, cli, nvidia_caps, service_units, state as state_file, units
 
 BIN_DIR = "usr/bin"
 NVIDIA_MAJOR = 195
@@ -72,6 +72,18 @@ def device_nodes(root, state):
         if _device_node(path, gpu["minor_number"]):
             made.append(path)
     return made
+
+
+def mig_minors(root):
+    """The driver's mig-minors table (nvidia_caps.py); returns the paths changed.
+
+    A real procfs (a container's /proc) takes no new files: there it is left out, and a
+    reader finds it missing, as on a node whose driver is not loaded."""
+    path = _under(root, nvidia_caps.PATH)
+    try:
+        return [path] if _write_if_changed(path, nvidia_caps.mig_minors_text(), 0o444) else []
+    except OSError:
+        return []
 
 
 def _link(path, target):
@@ -158,6 +170,7 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
         if _write_if_changed(path, content, 0o755):
             changed.append(path)
     changed += device_nodes(root, state)
+    changed += mig_minors(root)
     changed += _persistenced_unit(root, flavour)
     changed += _service_units(root, python or sys.executable, package_parent, state_path)
     return changed

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The slurm_gres module against a host tree: sysfs CPU topology and /etc/slurm."""
+"""The slurm_gres module against a host tree: sysfs CPU topology, mig-minors and /etc/slurm."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.slurm_gres import BLOCK_BEGIN
 from ansible_collections.gpuops.hardening.plugins.modules import slurm_gres as slurm_gres_module
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import installer
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 USER_GRES = "# site settings\nName=shard Count=8\n"
@@ -86,12 +87,43 @@ def test_gpu_lines_outside_the_block_are_refused_before_any_change(host):
     assert _read(host, "cgroup.conf") == USER_CGROUP
 
 
-def test_mig_without_autodetect_is_refused_naming_the_variable(host):
+def _mig_gpus(devices):
     gpus = _gpus()
-    gpus[1]["mig_mode"] = "Enabled"
-    result = _run(host, gpus=gpus)
-    assert result["failed"] and "slurm_gres_autodetect: nvml" in result["msg"]
-    assert _read(host, "gres.conf") == USER_GRES
+    gpus[1].update(name="NVIDIA A100-SXM4-80GB", mig_mode="Enabled", mig_devices=devices)
+    return gpus
+
+
+MIG_DEVICES = [{"index": 0, "profile": "3g.40gb", "uuid": "MIG-a", "gpu_instance_id": 2, "compute_instance_id": 0},
+               {"index": 1, "profile": "1g.10gb", "uuid": "MIG-b", "gpu_instance_id": 9, "compute_instance_id": 0}]
+
+
+def test_mig_devices_get_multiple_files_lines_from_the_nodes_mig_minors(host):
+    # The emulator lays down the driver's table, as it does on lab nodes.
+    assert installer.mig_minors(str(host))
+    result = _run(host, gpus=_mig_gpus(MIG_DEVICES))
+    assert not result.get("failed") and result["changed"]
+    gpu1 = 3 + 135
+    assert result["lines"] == [
+        "Name=gpu Type=l40s File=/dev/nvidia0 Cores=0-1",
+        "Name=gpu Type=a100_3g.40gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap%d,"
+        "/dev/nvidia-caps/nvidia-cap%d Cores=2-3" % (gpu1 + 18, gpu1 + 19),
+        "Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap%d,"
+        "/dev/nvidia-caps/nvidia-cap%d Cores=2-3" % (gpu1 + 81, gpu1 + 82)]
+    assert [item["cores"] for item in result["wanted"]] == [[0, 1], [2, 3], [2, 3]]
+    assert not _run(host, gpus=_mig_gpus(MIG_DEVICES))["changed"]
+
+
+def test_mig_devices_without_mig_minors_fail_before_any_change(host):
+    result = _run(host, gpus=_mig_gpus(MIG_DEVICES))
+    assert result["failed"] and "/proc/driver/nvidia-caps/mig-minors cannot be read" in result["msg"]
+    assert _read(host, "gres.conf") == USER_GRES and _read(host, "cgroup.conf") == USER_CGROUP
+
+
+def test_mig_on_without_devices_gives_no_line_and_a_warning(host):
+    result = _run(host, gpus=_mig_gpus([]))
+    assert not result.get("failed")
+    assert result["lines"] == ["Name=gpu Type=l40s File=/dev/nvidia0 Cores=0-1"]
+    assert any("GPU 1 (0000:65:00.0) has MIG enabled but no MIG devices" in item for item in result["warnings"])
 
 
 def test_cgroup_false_leaves_cgroup_conf_alone(host):
