@@ -124,7 +124,11 @@ ansible_facts:
           returned: always
           sample: "12.4"
         gpus:
-          description: One item per GPU, in nvidia-smi index order.
+          description:
+            - One item per GPU, in nvidia-smi index order.
+            - C(mig_devices) lists each MIG device with C(index), C(profile) and C(uuid) from C(nvidia-smi -L), and
+              C(gpu_instance_id) and C(compute_instance_id) from C(nvidia-smi -q -x); a value is null when its
+              command gave nothing.
           type: list
           elements: dict
           returned: always

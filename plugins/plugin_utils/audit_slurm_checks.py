@@ -56,8 +56,10 @@ def _autodetect(state):
 
 
 def _gpu_line(wanted, current):
-    check_id = "slurm.gres.%s" % wanted["file"].rsplit("/", 1)[-1]
-    title = "gres.conf cores of %s" % wanted["file"]
+    # A MIG device's line lists the parent GPU and its two nvidia-caps nodes: all three name it.
+    files = wanted["file"].split(",")
+    check_id = "slurm.gres.%s" % "+".join(path.rsplit("/", 1)[-1] for path in files)
+    title = "gres.conf cores of %s" % (files[0] if len(files) == 1 else "the MIG device at %s" % wanted["file"])
     expected = "Cores=%s" % _cores(wanted["cores"])
     lines = [line for line in current if line.get("file") == wanted["file"]]
     if not lines:

@@ -48,6 +48,16 @@ def test_missing_and_duplicated_lines_fail():
     assert by_id["slurm.gres.nvidia1"]["actual"] == "2 lines"
 
 
+def test_mig_device_lines_are_checked_by_their_files():
+    mig = {"file": "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22", "type": "a100_3g.20gb",
+           "cores": [0, 1, 2, 3]}
+    checks = slurm_gres_checks(_state([dict(mig, cores=[0, 1])], wanted=[mig]), INPUTS)
+    by_id = dict((item["id"], item) for item in checks)
+    device = by_id["slurm.gres.nvidia0+nvidia-cap21+nvidia-cap22"]
+    assert device["verdict"] == "FAIL" and device["actual"] == "Cores=0-1"
+    assert device["title"] == "gres.conf cores of the MIG device at %s" % mig["file"]
+
+
 def test_autodetect():
     inputs = dict(INPUTS, slurm_gres_autodetect="nvml")
     assert _verdicts(slurm_gres_checks(_state([], wanted=[], autodetect_current=True), inputs))[
