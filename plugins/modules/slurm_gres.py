@@ -16,7 +16,7 @@ description:
   - Writes one C(Name=gpu) line per GPU into C(gres.conf), with C(Type=) (a short model name), C(File=/dev/nvidiaN)
     (the GPU's minor number) and C(Cores=) (the Slurm core indexes of the GPU's NUMA-local CPUs), or one
     C(AutoDetect=nvml) line when O(autodetect=nvml).
-  - A GPU with MIG enabled gets one line per MIG device instead, as gres.conf(5) of Slurm 22.05 describes them:
+  - A GPU with MIG enabled gets one line per MIG device instead, as gres.conf(5) of Slurm 22.05 describes them,
     C(Type=<type>_<GPU instance profile>) (C(a100_3g.20gb)), C(MultipleFiles=) with the parent GPU's
     C(/dev/nvidiaN) and the C(/dev/nvidia-caps) nodes of the device's GPU instance and compute instance, and the
     parent GPU's C(Cores=). The capability minors come from C(/proc/driver/nvidia-caps/mig-minors) below O(root);

@@ -296,7 +296,6 @@ def test_real_a100_2_socket_without_smt():
     assert cores == [list(range(24)), list(range(24, 48))]
 
 
-
 # Written -L lines for the real -q -x captures below, which name no profile: the profiles their
 # MIG devices' memory (19968 MiB) gives on each product (NVIDIA MIG User Guide, supported profiles).
 def _written_list(profile, count):
