@@ -34,7 +34,6 @@ STATE_VARIABLES = {
 STATE_ROLES = {"sysctl_settings": "sysctl", "sysctl_swap": "sysctl", "thp": "thp", "memlock": "memlock",
                "persistenced": "persistenced", "mig": "mig", "mps": "mps",
                "slurm_gres": "slurm_gres", "kubelet": "kubelet_topology"}
-AUDITED_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding", "slurm_gres")
 
 
 def node_checks(inputs, states, role_errors, topology, cuda_versions):

@@ -8,8 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_baseline import check_name
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, unchanged
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, baseline_name_errors, unchanged
 
 REMOVED = {
     "gpuops_audit_fail_on_drift": "audit_fail_on_fail",
@@ -24,10 +23,7 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
         except ValueError:
             found.append(bad("audit_cuda_versions", version, "CUDA versions such as 12.4 or 13.0, of the majors "
                              "NVIDIA's minimum-driver table lists: %s" % ", ".join("%d.x" % major for major in driver_compat.known_cuda_majors())))
-    for name in ("audit_save_baseline", "audit_compare_baseline"):
-        value = inputs.get(name)
-        if isinstance(value, str) and value and check_name(value):
-            found.append(bad(name, value, check_name(value)))
+    found.extend(baseline_name_errors(inputs, "audit_save_baseline", "audit_compare_baseline"))
     return found
 
 

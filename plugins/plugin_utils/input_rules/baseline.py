@@ -8,8 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_baseline import check_name
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, seconds_errors, unchanged
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, baseline_name_errors, seconds_errors, unchanged
 
 REMOVED = {}
 
@@ -32,10 +31,7 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
         if isinstance(value, int) and not _positive(value):
             found.append(bad(name, value, "an integer of 1 or more"))
     found.extend(seconds_errors(inputs, "baseline_timeout"))
-    for name in ("baseline_save", "baseline_compare"):
-        value = inputs.get(name)
-        if isinstance(value, str) and value and check_name(value):
-            found.append(bad(name, value, check_name(value)))
+    found.extend(baseline_name_errors(inputs, "baseline_save", "baseline_compare"))
     return found
 
 

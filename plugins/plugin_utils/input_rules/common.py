@@ -9,6 +9,8 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_baseline import check_name
+
 
 def shown(value):
     """A value as the user would write it in YAML or JSON."""
@@ -33,6 +35,16 @@ def seconds_errors(inputs, name):
     if isinstance(value, int) and not low <= value <= high:
         return [bad(name, value, "an integer from %d to %d (seconds)" % SECONDS_RANGE)]
     return []
+
+
+def baseline_name_errors(inputs, *names):
+    """The errors for baseline names that are not plain file names (the rule the report applies to them)."""
+    found = []
+    for name in names:
+        value = inputs.get(name)
+        if isinstance(value, str) and value and check_name(value):
+            found.append(bad(name, value, check_name(value)))
+    return found
 
 
 def no_rules(inputs, profile_entry):  # pylint: disable=unused-argument
