@@ -106,13 +106,16 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
             found.append(bad("kubelet_topology_reserved_system_cpus", cpus,
                              "at least one CPU when kubelet_topology_cpu_manager_policy is static, whose "
                              "exclusive CPUs leave the reserved ones to the system"))
+    memory_errors = []
     for name in _QUANTITIES:
         value = inputs.get(name)
         if isinstance(value, str) and parse_quantity(value) is None:
-            found.append(bad(name, value, "a memory quantity such as 512Mi, 1Gi or 0"))
-    found.extend(_reserved_memory_errors(inputs.get("kubelet_topology_reserved_memory")))
+            memory_errors.append(bad(name, value, "a memory quantity such as 512Mi, 1Gi or 0"))
+    memory_errors.extend(_reserved_memory_errors(inputs.get("kubelet_topology_reserved_memory")))
+    found.extend(memory_errors)
     typed = all(isinstance(inputs.get(name), str) for name in _TYPED_TEXT)
-    if not found and typed and isinstance(inputs.get("kubelet_topology_reserved_memory"), list):
+    # The sum needs only well-formed memory inputs; other errors are reported alongside it.
+    if not memory_errors and typed and isinstance(inputs.get("kubelet_topology_reserved_memory"), list):
         error = memory_reservation_error(settings(inputs), LABELS)
         if error:
             found.append(error)
