@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Slurm GRES lines for a node's GPUs, and merging them into gres.conf and cgroup.conf.
 
-Pure, except read_cpu_cores, which reads a sysfs tree.
+Pure: the CPUs' cores come from sysfs_topology.read_cpu_cores.
 
 ``Cores=`` in gres.conf takes Slurm's logical core indexes, not CPU ids (gres.conf(5),
 Slurm 22.05, "Cores": core 0 is the first core of the first socket, core 1 the
@@ -18,16 +18,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
 import re
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import format_cpulist, try_parse_cpulist
-from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import read_text
 
 BLOCK_BEGIN = "# BEGIN gpuops.hardening slurm_gres: managed GPU lines, do not edit"
 BLOCK_END = "# END gpuops.hardening slurm_gres"
 
-_CPU_DIR = re.compile(r"^cpu(\d+)$")
 # Words of nvidia-smi's product name that say nothing about the model.
 _BRANDS = {"nvidia", "tesla", "quadro", "geforce", "titan"}
 # A word from which on the name describes memory or form factor, not the model.
@@ -40,37 +37,6 @@ _GI_PROFILE = re.compile(r"\d+g\.\d+gb")
 
 class GresError(ValueError):
     """The facts do not allow a correct gres.conf (say why, name the GPU)."""
-
-
-def read_cpu_cores(sysfs_root):
-    """[{"cpu", "core_id", "socket"}] from devices/system/cpu/cpuN/topology, online CPUs only.
-
-    An offline CPU has no topology folder; it is left out, as Slurm leaves it out.
-    """
-    base = os.path.join(sysfs_root, "devices", "system", "cpu")
-    online = try_parse_cpulist(read_text(os.path.join(base, "online"), strip=True))
-    try:
-        present = sorted(int(m.group(1)) for m in map(_CPU_DIR.match, os.listdir(base)) if m)
-    except OSError:
-        return []
-    cpus = []
-    for cpu in present:
-        if online is not None and cpu not in online:
-            continue
-        topology = os.path.join(base, "cpu%d" % cpu, "topology")
-        core_id = _int(read_text(os.path.join(topology, "core_id"), strip=True))
-        socket = _int(read_text(os.path.join(topology, "physical_package_id"), strip=True))
-        if core_id is None or socket is None:
-            continue
-        cpus.append({"cpu": cpu, "core_id": core_id, "socket": socket})
-    return cpus
-
-
-def _int(text):
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
 
 
 def core_index_map(cpu_cores):

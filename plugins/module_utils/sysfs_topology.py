@@ -24,6 +24,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 
 _PCI_ADDRESS = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _NODE_DIR = re.compile(r"^node(\d+)$")
+_CPU_DIR = re.compile(r"^cpu(\d+)$")
 _MEMTOTAL = re.compile(r"MemTotal:\s+(\d+)\s*kB")
 
 
@@ -62,6 +63,30 @@ def read_numa_nodes(sysfs_root):
             "distances": [int(n) for n in distance.split()] if distance else [],
         })
     return nodes
+
+
+def read_cpu_cores(sysfs_root):
+    """[{"cpu", "core_id", "socket"}] from devices/system/cpu/cpuN/topology, online CPUs only.
+
+    An offline CPU has no topology folder; it is left out, as Slurm leaves it out.
+    """
+    base = os.path.join(sysfs_root, "devices", "system", "cpu")
+    online = try_parse_cpulist(read_text(os.path.join(base, "online"), strip=True))
+    try:
+        present = sorted(int(m.group(1)) for m in map(_CPU_DIR.match, os.listdir(base)) if m)
+    except OSError:
+        return []
+    cpus = []
+    for cpu in present:
+        if online is not None and cpu not in online:
+            continue
+        topology = os.path.join(base, "cpu%d" % cpu, "topology")
+        core_id = _int(read_text(os.path.join(topology, "core_id"), strip=True))
+        socket = _int(read_text(os.path.join(topology, "physical_package_id"), strip=True))
+        if core_id is None or socket is None:
+            continue
+        cpus.append({"cpu": cpu, "core_id": core_id, "socket": socket})
+    return cpus
 
 
 def read_pci_device(sysfs_root, address):

@@ -143,7 +143,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres
+from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres, sysfs_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
@@ -156,7 +156,7 @@ def wanted_lines(module, warnings):
     params = module.params
     if params["autodetect"] == "nvml":
         return ["AutoDetect=nvml"]
-    cpu_cores = slurm_gres.read_cpu_cores(under_root(params["root"], "/sys"))
+    cpu_cores = sysfs_topology.read_cpu_cores(under_root(params["root"], "/sys"))
     if not cpu_cores:
         cpu_dir = under_root(params["root"], "/sys/devices/system/cpu")
         module.fail_json(msg="no CPU topology under %s: Cores= cannot be computed" % cpu_dir)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres
+from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres, sysfs_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.cpulist import parse_cpulist
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import merge_mig_devices
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
@@ -72,7 +72,7 @@ def test_read_cpu_cores_from_sysfs_skips_offline_cpus(tmp_path):
         (topology / "core_id").write_text("%d\n" % core)
         (topology / "physical_package_id").write_text("%d\n" % socket)
     (base / "online").write_text("0-2\n")
-    cpus = slurm_gres.read_cpu_cores(str(tmp_path))
+    cpus = sysfs_topology.read_cpu_cores(str(tmp_path))
     assert [c["cpu"] for c in cpus] == [0, 1, 2]
     assert slurm_gres.core_index_map(cpus) == {0: 0, 1: 1, 2: 0}
 
