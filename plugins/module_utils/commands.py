@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import threading
+
 TIMEOUT_RC = 124
 KILLED_RC = 137
 
@@ -50,3 +52,29 @@ def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
             rc=rc, stdout=out, stderr=err, cmd=argv,
         )
     return rc, out, err
+
+
+def run_together(module, argvs, timeout=30):
+    """Run independent commands at once, so the wait is the slowest one's, not the sum.
+
+    Returns, in the order of ``argvs``, each command's (rc, stdout, stderr), or the
+    CommandTimeout it ran into. Any other exception, the SystemExit of a fail_json
+    included, is raised again here, in the module's own thread.
+    """
+    outcomes = [None] * len(argvs)
+
+    def run_one(position, argv):
+        try:
+            outcomes[position] = run(module, argv, timeout=timeout)
+        except BaseException as error:  # pylint: disable=broad-exception-caught
+            outcomes[position] = error
+
+    threads = [threading.Thread(target=run_one, args=(position, argv)) for position, argv in enumerate(argvs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, CommandTimeout):
+            raise outcome
+    return outcomes

@@ -229,7 +229,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_together
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
@@ -261,9 +261,12 @@ def _error_text(rc, out, err):
 
 
 def query_nvidia_smi(module, binary, timeout):
-    """(query, matrix, gpu_list, notes) from one -q -x, one topo -m and, for MIG, one -L."""
+    """(query, matrix, gpu_list, notes) from one -q -x and one topo -m, run at once, and, for MIG, one -L."""
     notes = []
-    rc, out, err = run(module, [binary, "-q", "-x"], timeout=timeout)
+    query_outcome, matrix_outcome = run_together(module, [[binary, "-q", "-x"], [binary, "topo", "-m"]], timeout=timeout)
+    if isinstance(query_outcome, CommandTimeout):
+        raise query_outcome
+    rc, out, err = query_outcome
     if rc != 0:
         raise GpuToolProblem("nvidia-smi -q -x failed with %s" % _error_text(rc, out, err))
     try:
@@ -274,30 +277,29 @@ def query_nvidia_smi(module, binary, timeout):
         raise GpuToolProblem("nvidia-smi reports no GPUs")
 
     matrix = None
-    output = _optional_output(module, [binary, "topo", "-m"], timeout, notes,
+    output = _optional_output("nvidia-smi topo -m", matrix_outcome, timeout, notes,
                               "links and nearest NICs come from sysfs alone")
     if output is not None:
         matrix = parse_topology_matrix(output)
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        output = _optional_output(module, [binary, "-L"], timeout, notes, "MIG device UUIDs are not reported")
+        list_outcome = run_together(module, [[binary, "-L"]], timeout=timeout)[0]
+        output = _optional_output("nvidia-smi -L", list_outcome, timeout, notes, "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)
     return query, matrix, gpu_list, notes
 
 
-def _optional_output(module, argv, timeout, notes, consequence):
-    """stdout of a call whose data is optional; None, with a note, when it fails or hangs.
+def _optional_output(name, outcome, timeout, notes, consequence):
+    """stdout of a call whose data is optional; None, with a note, when it failed or hung.
 
-    The -q -x data already read is kept either way.
+    outcome: run_together's (rc, stdout, stderr) or CommandTimeout. The -q -x data already read is kept either way.
     """
-    name = "nvidia-smi " + " ".join(argv[1:])
-    try:
-        rc, out, err = run(module, argv, timeout=timeout)
-    except CommandTimeout:
+    if isinstance(outcome, CommandTimeout):
         notes.append("%s did not finish within %s seconds; %s" % (name, timeout, consequence))
         return None
+    rc, out, err = outcome
     if rc != 0:
         notes.append("%s failed (%s); %s" % (name, _error_text(rc, out, err), consequence))
         return None

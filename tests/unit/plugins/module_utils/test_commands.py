@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""run_together: independent commands at once, each with its own outcome."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_together
+
+
+class Module:
+    """The two AnsibleModule methods commands.run uses."""
+
+    def __init__(self):
+        self.params = {}
+
+    @staticmethod
+    def get_bin_path(name):
+        return shutil.which(name)
+
+    @staticmethod
+    def run_command(argv, environ_update=None, data=None, check_rc=False):  # pylint: disable=unused-argument
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+
+def _waits_for(mine, other):
+    """A command that marks its start, then waits up to 20 s for the other's mark: it
+    succeeds only when both run at the same time, whatever the machine's speed."""
+    return ["sh", "-c", "touch %s; for i in $(seq 200); do [ -e %s ] && echo met && exit 0; sleep 0.1; done; exit 3"
+            % (mine, other)]
+
+
+def test_the_commands_overlap(tmp_path):
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    outcomes = run_together(Module(), [_waits_for(first, second), _waits_for(second, first)], timeout=30)
+    assert outcomes == [(0, "met\n", ""), (0, "met\n", "")]
+
+
+def test_a_hung_command_times_out_alone(tmp_path):
+    outcomes = run_together(Module(), [["sleep", "30"], ["echo", "done"]], timeout=1)
+    assert isinstance(outcomes[0], CommandTimeout) and "sleep 30 did not finish within 1 seconds" in str(outcomes[0])
+    assert outcomes[1] == (0, "done\n", "")
+
+
+def test_a_failing_module_call_is_raised_in_the_callers_thread():
+    class Failing(Module):
+        def run_command(self, argv, environ_update=None, data=None, check_rc=False):
+            raise SystemExit(1)
+
+    with pytest.raises(SystemExit):
+        run_together(Failing(), [["true"], ["true"]])
