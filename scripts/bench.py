@@ -122,7 +122,7 @@ def main(argv):
     output_dir = argv[1]
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = machine()
-    sizes, facts, mig_rows, mig_failures = [], None, [], []
+    sizes, facts, mig_floor, mig_rows, mig_failures = [], None, None, [], []
     with tempfile.TemporaryDirectory(prefix="gpuops-bench-") as workdir:
         try:
             for nodes in SIZES:
@@ -130,21 +130,24 @@ def main(argv):
                 if facts is None:
                     facts = bench_facts.measure(sizes[-1]["inventory"], "%s-1" % bench_lab.PREFIX, playbook_env())
             last = sizes[-1]
-            mig_rows, mig_failures = bench_mig.measure(run_playbook, median_run, last["inventory"], "%s-1" % bench_lab.PREFIX,
-                                                       last["floor_s"], REPO_ROOT)
+            mig_floor, mig_rows, mig_failures = bench_mig.measure(run_playbook, median_run, last["inventory"],
+                                                                  "%s-1" % bench_lab.PREFIX, FLOOR, REPO_ROOT)
         finally:
             bench_lab.down(max(SIZES))
     host["load_at_end"] = os.getloadavg()[0]
-    table = bench_table.render(stamp, host, REPEATS, sizes, facts, mig_rows, mig_failures)
+    table = bench_table.render(stamp, host, REPEATS, sizes, facts, (mig_floor, mig_rows, mig_failures))
     print(table)
     os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, "latest.md"), "w", encoding="utf-8") as handle:
-        handle.write(table)
+    # Each run keeps its own table (date and sizes in the name); latest.md is the newest.
+    dated = "%s-nodes-%s.md" % (stamp.replace(" UTC", "").replace(" ", "-").replace(":", ""), "-".join(map(str, SIZES)))
+    for name in (dated, "latest.md"):
+        with open(os.path.join(output_dir, name), "w", encoding="utf-8") as handle:
+            handle.write(table)
     record = {"time": stamp, "machine": host, "repeats": REPEATS, "facts": facts,
               "sizes": [dict((key, value) for key, value in size.items() if key not in ("inventory", "round_trips"))
                         for size in sizes],
               "round_trips": bench_table.round_trips_by_kind(sizes[-1]) if sizes else {},
-              "mig": [{"run": row[0], "seconds": row[1], "ratio": row[3], "resets": row[4], "destroyed": row[5]}
+              "mig_floor_s": mig_floor, "mig": [{"run": row[0], "seconds": row[1], "ratio": row[3], "resets": row[4], "destroyed": row[5]}
                       for row in mig_rows]}
     with open(os.path.join(output_dir, "history.jsonl"), "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, sort_keys=True) + "\n")

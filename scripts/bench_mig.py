@@ -9,7 +9,7 @@ instances of GPU CHANGED_GPU only, then turns MIG off on GPU MODE_GPU only. The
 emulator's change log says which GPUs were reset and which instances destroyed:
 a change to GPU k must reset at most GPU k and destroy only the instances that
 differ (a clear-and-rebuild tool would destroy all seven). Runs are timed
-against the same floor as the host roles.
+against the floor of that node alone, measured in the same lab.
 """
 
 from __future__ import annotations
@@ -70,8 +70,11 @@ def _describe(counts):
     return ", ".join("GPU %d: %d" % item for item in sorted(counts.items())) or "none"
 
 
-def measure(run_playbook, median_run, inventory, node, floor, repo_root):
-    """Table rows (label, seconds, changed, x floor, resets, destroys) and the failures found."""
+def measure(run_playbook, median_run, inventory, node, floor_play, repo_root):
+    """(floor seconds, table rows (label, seconds, changed, x floor, resets, destroys), failures found).
+
+    The runs are on node alone, so their floor is too: floor_play limited to node, in this lab."""
+    floor, dummy = median_run(inventory, floor_play + ["-l", node])
     install_emulator(node, repo_root)
     base = dict((str(gpu), SEVEN_SMALL) for gpu in range(GPUS))
     rows, failures = [], []
@@ -100,4 +103,4 @@ def measure(run_playbook, median_run, inventory, node, floor, repo_root):
     if resets != {MODE_GPU: 1} or destroys != {MODE_GPU: 7}:
         failures.append("turning MIG off on GPU %d reset %s and destroyed %s; expected one reset and 7 destroyed, "
                         "on GPU %d only" % (MODE_GPU, _describe(resets), _describe(destroys), MODE_GPU))
-    return rows, failures
+    return floor, rows, failures

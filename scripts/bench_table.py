@@ -92,13 +92,15 @@ def slowest_task_rows(size):
     return lines
 
 
-def render(stamp, host, repeats, sizes, facts, mig_rows, mig_failures):
+def render(stamp, host, repeats, sizes, facts, mig):
+    """The markdown table; mig: (floor of the MIG node alone, rows, failures) of bench_mig.measure."""
+    mig_floor, mig_rows, mig_failures = mig
     largest = sizes[-1]
     lines = [
         "# site.yml benchmark", "",
         "%s on %s, %d cores, %.1f GiB RAM, kernel %s; load average %.1f at the start, %.1f at the end. The controller "
-        "and every lab node share these cores with other work (2 cores, other engineers' builds and tests), so the "
-        "seconds are noisy: compare ratios measured in the same run." % (
+        "and every lab node share these cores, and any other work on the machine shows in the load at the start: "
+        "seconds are noisy, so compare ratios measured in the same run." % (
             stamp, host["cpu"], host["cores"], host["ram_gib"], host["kernel"], host["load_at_start"], host["load_at_end"]),
         "",
         "Lab nodes: scripts/lab_nodes.py containers with emulated GPUs, kinds in rotation: %s. Docker connection, "
@@ -120,7 +122,8 @@ def render(stamp, host, repeats, sizes, facts, mig_rows, mig_failures):
     lines += ["", "## Where a no-op run's time goes (%d-node lab, last no-op run, slowest tasks)" % largest["nodes"], ""]
     lines += slowest_task_rows(largest)
     if mig_rows:
-        lines += ["", "## MIG layout changes (node 1, emulated 8x H100, %d-node lab's floor)" % largest["nodes"], "",
+        lines += ["", "## MIG layout changes (node 1 of the %d-node lab, emulated 8x H100; its own floor %.2f s)"
+                  % (largest["nodes"], mig_floor), "",
                   "| run | seconds | changed | x floor | GPUs reset | MIG instances destroyed |", "|---|---:|---:|---:|---|---|"]
         lines += ["| %s | %.2f | %s | %.2f | %s | %s |" % row for row in mig_rows]
         lines += ["", "MIG: " + ("; ".join(mig_failures) if mig_failures else

@@ -40,7 +40,8 @@ def _install_kubelet_stand_in():
     docker_exec(NODE, "mkdir", "-p", "/usr/lib/python3/dist-packages", "/var/lib/kubelet")
     for source, target in ((yaml_dir, "/usr/lib/python3/dist-packages/yaml"),
                            (os.path.join(HERE, "kubelet", "fake_kubelet.py"), "/usr/local/bin/kubelet"),
-                           (os.path.join(HERE, "kubelet", "kubelet.service"), "/etc/systemd/system/kubelet.service")):
+                           (os.path.join(HERE, "kubelet", "kubelet.service"), "/etc/systemd/system/kubelet.service"),
+                           (os.path.join(HERE, "kubelet", "fake_kubectl.sh"), "/usr/local/bin/kubectl")):
         subprocess.run(["docker", "cp", source, "%s:%s" % (NODE, target)], check=True, capture_output=True)
     docker_exec(NODE, "sh", "-c", "rm -rf /usr/lib/python3/dist-packages/yaml/_yaml*.so "
                                   "/usr/lib/python3/dist-packages/yaml/__pycache__")
@@ -134,3 +135,31 @@ def test_values_that_do_not_fit_the_node_fail_before_any_change(inventory):
     assert "kubelet_topology_reserved_system_cpus: got '0,200'; CPUs 200 do not exist on this node" in output
     assert "kubelet_topology_reserved_memory: got a reservation on NUMA node 3, which this node lacks" in output
     assert docker_exec(NODE, "cat", CONFIG) == before and _kubelet_active()
+
+
+def _kubectl_calls():
+    return docker_exec(NODE, "cat", "/var/log/gpuops-kubectl.log", check=False).splitlines()
+
+
+def test_a_state_reset_drains_the_node_first_and_uncordons_it_after(inventory):
+    """The stand-in kubectl runs on the node itself (kubelet_topology_drain_delegate_to) and logs each call."""
+    drain = {"kubelet_topology_drain": True, "kubelet_topology_drain_delegate_to": NODE,
+             "kubelet_topology_node_name": "gpu-worker-7"}
+    # The file holds the none CPU policy (the test above): the role's static policy means a state reset.
+    assert _state("cpu_manager_state")["policyName"] == "none"
+    rc, output, counts = _converge(inventory, dict(drain, kubelet_topology_cpu_manager_policy="static"), ("--check",))
+    assert rc == 0 and counts["changed"] == 1 and _kubectl_calls() == [], output[-4000:]
+
+    rc, output, counts = _converge(inventory, drain)
+    assert rc == 0, output[-4000:]
+    calls = _kubectl_calls()
+    assert len(calls) == 2, calls
+    # Drained while the kubelet still ran on its old state; uncordoned once it runs again.
+    assert calls[0].startswith("drain gpu-worker-7 --ignore-daemonsets --delete-emptydir-data --timeout=600s | "
+                               "kubelet=active | cpu_manager_state={\"policyName\": \"none\""), calls
+    assert calls[1].startswith("uncordon gpu-worker-7 | kubelet=active"), calls
+    assert _kubelet_active() and _state("cpu_manager_state")["policyName"] == "static"
+
+    # No reset, no drain: a topology change alone restarts the kubelet with its state files.
+    rc, output, counts = _converge(inventory, dict(drain, kubelet_topology_topology_manager_policy="restricted"))
+    assert rc == 0 and counts["changed"] == 1 and _kubectl_calls() == calls, output[-4000:]

@@ -28,13 +28,20 @@ IMAGE = "gpuops-lab/debian12:slurm"
 PROFILE = "slurm_2node"
 NODE = os.environ.get("GPUOPS_SLURM_NODE", "slurm-node")
 
+# The node's GPUs as slurm.conf's Gres= names them before any GPU has MIG on.
+WHOLE_GPUS_GRES = "gpu:h100:2"
 # slurm.conf for a one-node cluster: cons_tres places GRES with cores; task/affinity
 # binds each task to its cores (task/cgroup needs a cgroup tree the container cannot delegate).
+# Slurm co-allocates GRES and cores per socket, not per core (gres.conf(5), Cores), so
+# the node is declared as the emulated topology has it, two sockets of one core (NUMA
+# node k holds CPU k), and config_overrides makes slurmd take that over what hwloc
+# finds on the lab host (one socket of two cores, where no binding would show).
 SLURM_CONF = """ClusterName=lab
 SlurmctldHost={node}(127.0.0.1)
 AuthType=auth/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/affinity
+SlurmdParameters=config_overrides
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
@@ -43,7 +50,7 @@ SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
 StateSaveLocation=/var/lib/slurm/slurmctld
 SlurmdSpoolDir=/var/lib/slurm/slurmd
-NodeName={node} NodeAddr=127.0.0.1 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:l40s:2 State=UNKNOWN
+NodeName={node} NodeAddr=127.0.0.1 CPUs=2 Boards=1 SocketsPerBoard=2 CoresPerSocket=1 ThreadsPerCore=1 RealMemory=1000 Gres={gres} State=UNKNOWN
 PartitionName=lab Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -87,6 +94,9 @@ def up(inventory):
     subprocess.run(lab_node.docker_run_argv(platform(), NODE), capture_output=True, check=True)
     lab_node.wait_booted(NODE)
     exec_in(["ip", "addr", "add", "10.99.0.1/32", "dev", "lo"])
+    # A container's procfs takes no new files; a tmpfs on /proc/driver lets the emulator
+    # install the driver's /proc/driver/nvidia-caps/mig-minors, which MIG lines need.
+    exec_in(["mount", "-t", "tmpfs", "-o", "mode=0555", "gpuops-driver", "/proc/driver"])
     host_vars = {"gpuops_gpu_profile": PROFILE}
     with open(inventory, "w", encoding="utf-8") as handle:
         yaml.safe_dump({"all": {"vars": lab_nodes.CONNECTION_VARS, "children": {
@@ -94,8 +104,13 @@ def up(inventory):
             "slurm_nodes": {"hosts": {NODE: None}}}}}, handle, default_flow_style=False)
     lab_nodes.prepare(inventory)
     exec_in(["mkdir", "-p", "/etc/slurm", "/var/log/slurm"])
+    write_slurm_conf(WHOLE_GPUS_GRES)
+
+
+def write_slurm_conf(gres):
+    """slurm.conf with the node's Gres= (gpu:<type>:<count>,...); slurmctld and slurmd read it when they start."""
     subprocess.run(["docker", "exec", "-i", NODE, "sh", "-c", "cat > /etc/slurm/slurm.conf"],
-                   input=SLURM_CONF.format(node=NODE), text=True, check=True)
+                   input=SLURM_CONF.format(node=NODE, gres=gres), text=True, check=True)
 
 
 def down():

@@ -5,7 +5,8 @@
 
 slurmd -G must parse the rendered gres.conf and list every GPU with its cores, and a job
 on GPU k (--gres=gpu:1 --gres-flags=enforce-binding) must see CUDA_VISIBLE_DEVICES=k and
-a CPU affinity inside k's NUMA-local CPUs.
+a CPU affinity inside k's NUMA-local CPUs. Then GPU 1 turns MIG on with two 3g.40gb devices:
+slurmd -G must parse their MultipleFiles= lines, and a job on one must run on GPU 1's cores.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def test_slurmd_parses_every_gpu_with_its_cores(converged):
     shown = slurm_lab.exec_in(["slurmd", "-G"])
     output = shown.stdout + shown.stderr
     found = dict((int(m.group(1)), m.group(2)) for m in
-                 re.finditer(r"Gres Name=gpu Type=l40s .*File=/dev/nvidia(\d+) Cores=(\S+)", output))
+                 re.finditer(r"Gres Name=gpu Type=h100 .*File=/dev/nvidia(\d+) Cores=(\S+)", output))
     assert found == {0: "0", 1: "1"}, output
 
 
@@ -136,3 +137,66 @@ def test_the_audit_passes_the_gres_cores_and_fails_cpu_ids(converged, tmp_path):
         assert slurm_checks(str(tmp_path / "bad"))["slurm.gres.nvidia1"] == "FAIL"
     finally:
         _playbook(inventory)
+
+
+# GPU 1 as two 3g.40gb MIG devices (GPU instance profile 9 of the H100 PCIe), GPU 0 whole.
+MIG_TYPE = "h100_3g.40gb"
+MIG_GRES = "gpu:h100:1,gpu:%s:2" % MIG_TYPE
+# Any major will do in the lab; on a real node nvidia-modprobe makes these nodes with
+# the nvidia-caps major of /proc/devices (MIG User Guide, "Device Nodes and Capabilities").
+CAPS_MAJOR = "238"
+
+
+def _enable_mig_on_gpu1():
+    for argv in (["nvidia-smi", "-i", "1", "-mig", "1"], ["nvidia-smi", "-i", "1", "-r"],
+                 ["nvidia-smi", "mig", "-i", "1", "-cgi", "9,9", "-C"]):
+        slurm_lab.exec_in(argv)
+
+
+def _mig_files(gres_conf):
+    """The MultipleFiles= of each MIG line, as lists of paths."""
+    return [m.group(1).split(",") for m in re.finditer(r"Type=%s MultipleFiles=(\S+)" % MIG_TYPE, gres_conf)]
+
+
+def _wait_for_idle_node():
+    """slurmctld takes the node back once slurmd registers with the GRES it found (sinfo's state)."""
+    deadline = time.monotonic() + 90
+    while slurm_lab.exec_in(["sinfo", "-h", "-N", "-o", "%T"], check=False).stdout.strip() != "idle":
+        assert time.monotonic() < deadline, slurm_lab.exec_in(["sinfo", "-N", "-o", "%N %T %E"], check=False).stdout
+        time.sleep(1)
+
+
+def test_mig_devices_get_lines_that_slurmd_parses_and_binds(converged):
+    inventory, _first = converged
+    _enable_mig_on_gpu1()
+    assert _playbook(inventory) > 0
+    assert _playbook(inventory) == 0
+    gres_conf = slurm_lab.exec_in(["cat", "/etc/slurm/gres.conf"]).stdout
+    devices = _mig_files(gres_conf)
+    assert len(devices) == 2, gres_conf
+    assert "File=/dev/nvidia0 Cores=0" in gres_conf and "File=/dev/nvidia1 " not in gres_conf, gres_conf
+    slurm_lab.exec_in(["mkdir", "-p", "/dev/nvidia-caps"])
+    for files in devices:
+        assert files[0] == "/dev/nvidia1", files
+        for path in files[1:]:
+            minor = re.fullmatch(r"/dev/nvidia-caps/nvidia-cap(\d+)", path).group(1)
+            slurm_lab.exec_in(["mknod", "-m", "0444", path, "c", CAPS_MAJOR, minor])
+    # As for any GRES count change: slurm.conf's Gres= follows, both daemons restart, and
+    # the node, which slurmctld drains while slurmd's count and slurm.conf disagree, resumes.
+    slurm_lab.write_slurm_conf(MIG_GRES)
+    slurm_lab.exec_in(["systemctl", "restart", "slurmctld", "slurmd"])
+    slurm_lab.exec_in(["scontrol", "update", "NodeName=%s" % slurm_lab.NODE, "State=RESUME"], check=False)
+
+    shown = slurm_lab.exec_in(["slurmd", "-G"])
+    output = shown.stdout + shown.stderr
+    parsed = [(m.group(1).split(","), m.group(2)) for m in
+              re.finditer(r"Gres Name=gpu Type=%s .*File=(\S+) Cores=(\S+)" % MIG_TYPE, output)]
+    assert sorted(parsed) == sorted((files, "1") for files in devices), output
+
+    probe = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"
+    flags = ["--gres=gpu:%s:1" % MIG_TYPE, "--gres-flags=enforce-binding", "-n1"]
+    _wait_for_idle_node()
+    job = slurm_lab.exec_in(["timeout", "120", "srun"] + flags + ["sh", "-c", probe]).stdout
+    # On an idle node the first free core is 0: only the MIG line's Cores= takes the job to GPU 1's core.
+    gpu, cpus = _job_view(job)
+    assert gpu != "" and cpus <= NODE_CPUS[1], job
