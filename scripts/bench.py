@@ -147,7 +147,8 @@ def main(argv):
               "sizes": [dict((key, value) for key, value in size.items() if key not in ("inventory", "round_trips"))
                         for size in sizes],
               "round_trips": bench_table.round_trips_by_kind(sizes[-1]) if sizes else {},
-              "mig_floor_s": mig_floor, "mig": [{"run": row[0], "seconds": row[1], "ratio": row[3], "resets": row[4], "destroyed": row[5]}
+              "mig_floor_s": mig_floor,
+              "mig": [{"run": row[0], "seconds": row[1], "ratio": row[3], "resets": row[4], "destroyed": row[5]}
                       for row in mig_rows]}
     with open(os.path.join(output_dir, "history.jsonl"), "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, sort_keys=True) + "\n")

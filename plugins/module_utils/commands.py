@@ -61,7 +61,7 @@ def run_together(module, argvs, timeout=30):
     CommandTimeout it ran into. Any other exception, the SystemExit of a fail_json
     included, is raised again here, in the module's own thread.
     """
-    outcomes = [None] * len(argvs)
+    outcomes = {}
 
     def run_one(position, argv):
         try:
@@ -74,7 +74,8 @@ def run_together(module, argvs, timeout=30):
         thread.start()
     for thread in threads:
         thread.join()
-    for outcome in outcomes:
+    in_order = [outcomes[position] for position in range(len(argvs))]
+    for outcome in in_order:
         if isinstance(outcome, BaseException) and not isinstance(outcome, CommandTimeout):
             raise outcome
-    return outcomes
+    return in_order

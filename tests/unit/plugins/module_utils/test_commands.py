@@ -50,7 +50,8 @@ def test_a_hung_command_times_out_alone(tmp_path):
 
 def test_a_failing_module_call_is_raised_in_the_callers_thread():
     class Failing(Module):
-        def run_command(self, argv, environ_update=None, data=None, check_rc=False):
+        @staticmethod
+        def run_command(argv, environ_update=None, data=None, check_rc=False):  # pylint: disable=unused-argument
             raise SystemExit(1)
 
     with pytest.raises(SystemExit):
