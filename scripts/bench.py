@@ -120,7 +120,8 @@ def machine():
 
 def main(argv):
     output_dir = argv[1]
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    stamp = started.strftime("%Y-%m-%d %H:%M UTC")
     host = machine()
     sizes, facts, mig_floor, mig_rows, mig_failures = [], None, None, [], []
     with tempfile.TemporaryDirectory(prefix="gpuops-bench-") as workdir:
@@ -139,7 +140,7 @@ def main(argv):
     print(table)
     os.makedirs(output_dir, exist_ok=True)
     # Each run keeps its own table (date and sizes in the name); latest.md is the newest.
-    dated = "%s-nodes-%s.md" % (stamp.replace(" UTC", "").replace(" ", "-").replace(":", ""), "-".join(map(str, SIZES)))
+    dated = "%s-nodes-%s.md" % (started.strftime("%Y-%m-%d-%H%M"), "-".join(map(str, SIZES)))
     for name in (dated, "latest.md"):
         with open(os.path.join(output_dir, name), "w", encoding="utf-8") as handle:
             handle.write(table)

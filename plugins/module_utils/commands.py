@@ -54,18 +54,26 @@ def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
     return rc, out, err
 
 
+def run_outcome(module, argv, timeout=30):
+    """run()'s (rc, stdout, stderr), or the CommandTimeout it raised, for callers that treat a hang as data."""
+    try:
+        return run(module, argv, timeout=timeout)
+    except CommandTimeout as error:
+        return error
+
+
 def run_together(module, argvs, timeout=30):
     """Run independent commands at once, so the wait is the slowest one's, not the sum.
 
-    Returns, in the order of ``argvs``, each command's (rc, stdout, stderr), or the
-    CommandTimeout it ran into. Any other exception, the SystemExit of a fail_json
-    included, is raised again here, in the module's own thread.
+    Returns, in the order of ``argvs``, each command's run_outcome(). Any other
+    exception, the SystemExit of a fail_json included, is raised again here, in the
+    module's own thread.
     """
     outcomes = {}
 
     def run_one(position, argv):
         try:
-            outcomes[position] = run(module, argv, timeout=timeout)
+            outcomes[position] = run_outcome(module, argv, timeout=timeout)
         except BaseException as error:  # pylint: disable=broad-exception-caught
             outcomes[position] = error
 

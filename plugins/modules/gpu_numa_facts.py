@@ -229,7 +229,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_together
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_outcome, run_together
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
@@ -284,8 +284,8 @@ def query_nvidia_smi(module, binary, timeout):
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        list_outcome = run_together(module, [[binary, "-L"]], timeout=timeout)[0]
-        output = _optional_output("nvidia-smi -L", list_outcome, timeout, notes, "MIG device UUIDs are not reported")
+        output = _optional_output("nvidia-smi -L", run_outcome(module, [binary, "-L"], timeout=timeout), timeout, notes,
+                                  "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)
     return query, matrix, gpu_list, notes
@@ -294,7 +294,7 @@ def query_nvidia_smi(module, binary, timeout):
 def _optional_output(name, outcome, timeout, notes, consequence):
     """stdout of a call whose data is optional; None, with a note, when it failed or hung.
 
-    outcome: run_together's (rc, stdout, stderr) or CommandTimeout. The -q -x data already read is kept either way.
+    outcome: run_outcome()'s (rc, stdout, stderr) or CommandTimeout. The -q -x data already read is kept either way.
     """
     if isinstance(outcome, CommandTimeout):
         notes.append("%s did not finish within %s seconds; %s" % (name, timeout, consequence))

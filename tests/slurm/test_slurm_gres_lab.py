@@ -25,6 +25,8 @@ CONVERGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "converge.ym
 USER_CGROUP = "CgroupPlugin=autodetect\nConstrainDevices=no\n"
 # The slurm_2node profile: GPU k sits on NUMA node k, whose only CPU is k.
 NODE_CPUS = {0: {0}, 1: {1}}
+# What a job prints of its GPU and CPUs (_job_view reads it).
+JOB_PROBE = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"
 
 
 def _playbook(inventory, *extra, playbook=CONVERGE):
@@ -100,18 +102,23 @@ def _job_view(text):
     return gpu, set(parse_cpulist(cpus))
 
 
+def _wait_until(condition, seconds, explain):
+    """Poll condition() once a second; fail with explain()'s text after seconds."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, explain()
+        time.sleep(1)
+
+
 def test_jobs_are_bound_to_their_gpus_numa_local_cores(converged):
-    probe = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"
     flags = ["--gres=gpu:1", "--gres-flags=enforce-binding", "-n1"]
     # A batch job takes the first GPU and holds it; the next job gets the other one.
-    held_job = ["sbatch", "--output=/tmp/held.out"] + flags + ["--wrap", probe + "; sleep 30"]
+    held_job = ["sbatch", "--output=/tmp/held.out"] + flags + ["--wrap", JOB_PROBE + "; sleep 30"]
     slurm_lab.exec_in(held_job)
-    deadline = time.monotonic() + 60
-    while "CVD=" not in slurm_lab.exec_in(["cat", "/tmp/held.out"], check=False).stdout:
-        assert time.monotonic() < deadline, slurm_lab.exec_in(["squeue"]).stdout
-        time.sleep(1)
+    _wait_until(lambda: "CVD=" in slurm_lab.exec_in(["cat", "/tmp/held.out"], check=False).stdout, 60,
+                lambda: slurm_lab.exec_in(["squeue"]).stdout)
     held = _job_view(slurm_lab.exec_in(["cat", "/tmp/held.out"]).stdout)
-    second = _job_view(slurm_lab.exec_in(["timeout", "120", "srun"] + flags + ["sh", "-c", probe]).stdout)
+    second = _job_view(slurm_lab.exec_in(["timeout", "120", "srun"] + flags + ["sh", "-c", JOB_PROBE]).stdout)
     slurm_lab.exec_in(["scancel", "--user=root"], check=False)
     seen = dict([held, second])
     assert sorted(seen) == ["0", "1"]
@@ -158,14 +165,6 @@ def _mig_files(gres_conf):
     return [m.group(1).split(",") for m in re.finditer(r"Type=%s MultipleFiles=(\S+)" % MIG_TYPE, gres_conf)]
 
 
-def _wait_for_idle_node():
-    """slurmctld takes the node back once slurmd registers with the GRES it found (sinfo's state)."""
-    deadline = time.monotonic() + 90
-    while slurm_lab.exec_in(["sinfo", "-h", "-N", "-o", "%T"], check=False).stdout.strip() != "idle":
-        assert time.monotonic() < deadline, slurm_lab.exec_in(["sinfo", "-N", "-o", "%N %T %E"], check=False).stdout
-        time.sleep(1)
-
-
 def test_mig_devices_get_lines_that_slurmd_parses_and_binds(converged):
     inventory, _first = converged
     _enable_mig_on_gpu1()
@@ -193,10 +192,11 @@ def test_mig_devices_get_lines_that_slurmd_parses_and_binds(converged):
               re.finditer(r"Gres Name=gpu Type=%s .*File=(\S+) Cores=(\S+)" % MIG_TYPE, output)]
     assert sorted(parsed) == sorted((files, "1") for files in devices), output
 
-    probe = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"
     flags = ["--gres=gpu:%s:1" % MIG_TYPE, "--gres-flags=enforce-binding", "-n1"]
-    _wait_for_idle_node()
-    job = slurm_lab.exec_in(["timeout", "120", "srun"] + flags + ["sh", "-c", probe]).stdout
+    # slurmctld takes the node back once slurmd registers with the GRES it found.
+    _wait_until(lambda: slurm_lab.exec_in(["sinfo", "-h", "-N", "-o", "%T"], check=False).stdout.strip() == "idle", 90,
+                lambda: slurm_lab.exec_in(["sinfo", "-N", "-o", "%N %T %E"], check=False).stdout)
+    job = slurm_lab.exec_in(["timeout", "120", "srun"] + flags + ["sh", "-c", JOB_PROBE]).stdout
     # On an idle node the first free core is 0: only the MIG line's Cores= takes the job to GPU 1's core.
     gpu, cpus = _job_view(job)
     assert gpu != "" and cpus <= NODE_CPUS[1], job
