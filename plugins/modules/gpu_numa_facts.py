@@ -98,6 +98,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+numactl_path:
+  description:
+    - Where C(numactl) is on the node (E(PATH) and the sbin folders), or None when it is not installed.
+    - The binding recommendations and C(gpu-numa-exec) need it; the numa_binding role installs it only when this is None,
+      so a node that has it costs no package manager call.
+  returned: always
+  type: str
+  sample: /usr/bin/numactl
 fact_file:
   description: The fact file written or left as it was, below O(root); only with O(fact_path).
   returned: when O(fact_path) is set
@@ -353,7 +361,8 @@ def main():
     topology["warnings"] = notes + topology["warnings"]
     for warning in topology["warnings"]:
         module.warn(warning)
-    result = {"changed": False, "ansible_facts": {"gpu_topology": topology}}
+    result = {"changed": False, "ansible_facts": {"gpu_topology": topology},
+              "numactl_path": module.get_bin_path("numactl")}
     if params["fact_path"]:
         result.update(write_fact_file(module, under_root(params["root"], params["fact_path"]), topology))
     module.exit_json(**result)

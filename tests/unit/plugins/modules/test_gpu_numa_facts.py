@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 
 import pytest
@@ -373,3 +374,22 @@ def test_no_fact_path_writes_nothing(host):
     result = run_module(gpu_numa_facts.main, host.args())
     assert "fact_file" not in result
     assert not (host.dir / "etc").exists()
+
+
+def test_reports_where_numactl_is(host, monkeypatch, tmp_path):
+    """The numa_binding role calls the package manager only when this is None."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    # Only what the scripted nvidia-smi and the module's own command path need, so the host's numactl is out of sight.
+    for name in ("sh", "cat", "tr", "timeout", "env"):
+        found = shutil.which(name)
+        if found:
+            (tools / name).symlink_to(found)
+    monkeypatch.setenv("PATH", str(tools))
+    result = run_module(gpu_numa_facts.main, host.args())
+    assert not result["failed"], result
+    assert result["numactl_path"] is None
+    numactl = tools / "numactl"
+    numactl.write_text("#!/bin/sh\n", encoding="utf-8")
+    numactl.chmod(0o755)
+    assert run_module(gpu_numa_facts.main, host.args())["numactl_path"] == str(numactl)
