@@ -22,6 +22,8 @@ import shlex
 
 import pytest
 
+from lab_playbook import run_playbook
+
 PROFILES_DIR = os.path.normpath(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "gpu_emulator", "profiles"))
 FACT_FILE = "/etc/ansible/facts.d/gpu_topology.fact"
@@ -132,7 +134,37 @@ def test_numactl_and_launcher_installed(host, profile):
     assert launcher.content_string.startswith("#!/usr/bin/python3\n")
 
 
+def _task_status(output, task, hostname):
+    """What the run printed for hostname under TASK [task]: ok, changed, skipping, ... (None when it is not there)."""
+    block = output.split("TASK [%s]" % task, 1)
+    if len(block) < 2:
+        return None
+    found = re.search(r"^(ok|changed|skipping|failed|fatal): \[%s\]" % re.escape(hostname),
+                      block[1].split("TASK [", 1)[0], re.M)
+    return found.group(1) if found else None
+
+
 # ------------------------------------------------------------------ the DGX H100-class node
+
+def test_the_package_manager_runs_only_where_numactl_is_missing(host, dgx):
+    """The topology call says where numactl is; a node without it gets the package task, one with it skips it."""
+    hostname = host.backend.get_hostname()
+    task = "gpuops.hardening.numa_binding : Install numactl"
+    tags = ("--tags", "numa_binding_topology,numa_binding_packages")
+    numactl = host.find_command("numactl")
+    assert host.run("mv %s %s.hidden" % (numactl, numactl)).rc == 0
+    try:
+        rc, output = run_playbook("playbooks/site.yml", hostname, flags=tags)
+        assert rc == 0, output[-3000:]
+        # dpkg still has the package, so apt answers ok without the network the lab lacks.
+        assert _task_status(output, task, hostname) == "ok", output[-3000:]
+    finally:
+        assert host.run("mv %s.hidden %s" % (numactl, numactl)).rc == 0
+    rc, output = run_playbook("playbooks/site.yml", hostname, flags=tags)
+    assert rc == 0, output[-3000:]
+    assert _task_status(output, task, hostname) == "skipping", output[-3000:]
+
+
 
 def test_dry_run_prints_the_recommended_command_for_gpu5(host, dgx):
     plan = _fact(host)["recommendations"][5]
