@@ -165,7 +165,6 @@ def test_the_package_manager_runs_only_where_numactl_is_missing(host, dgx):
     assert _task_status(output, task, hostname) == "skipping", output[-3000:]
 
 
-
 def test_dry_run_prints_the_recommended_command_for_gpu5(host, dgx):
     plan = _fact(host)["recommendations"][5]
     assert plan["numa_nodes"] == [dgx["gpus"][5]["numa_node"]] == [1]
