@@ -44,6 +44,23 @@ esac
 key="$({ cat "$0"; printf '%s\n' "${flavour}"; cat "${extra_cas[@]}" /dev/null; } | sha256sum | cut -c1-16)"
 rootfs_tar="${CACHE_DIR}/rootfs-${flavour}-${key}.tar"
 
+# The lab node's one package source: the numactl and libnuma1 packages this
+# bootstrap fetched, as a flat file: repository. A test removes numactl and the
+# numa_binding role installs it again through apt, with no network.
+LAB_APT_SOURCE="/opt/gpuops-lab/apt"
+offline_numactl_source() {
+  local rootfs="$1" deb
+  local repo="${rootfs}${LAB_APT_SOURCE}"
+  mkdir -p "${repo}"
+  cp "${rootfs}"/var/cache/apt/archives/numactl_*.deb "${rootfs}"/var/cache/apt/archives/libnuma1_*.deb "${repo}/"
+  for deb in "${repo}"/*.deb; do
+    dpkg-deb --field "${deb}"
+    printf 'Filename: ./%s\nSize: %s\nSHA256: %s\n\n' "$(basename "${deb}")" "$(stat -c %s "${deb}")" \
+      "$(sha256sum "${deb}" | cut -d' ' -f1)"
+  done >"${repo}/Packages"
+  printf 'deb [trusted=yes] file:%s ./\n' "${LAB_APT_SOURCE}" >"${rootfs}/etc/apt/sources.list.d/gpuops-lab.list"
+}
+
 build_rootfs() {
   require_root "Building the ${flavour} rootfs"
   require_command debootstrap "Install it with: apt-get install debootstrap (or run: make deps)"
@@ -62,6 +79,9 @@ build_rootfs() {
   # Containers never reach the mirror: drop it from the image's sources.
   : >"${work}/rootfs/etc/apt/sources.list"
   rm -f "${work}/rootfs/etc/apt/sources.list.d/"*
+  if [ "${flavour}" = lab ]; then
+    offline_numactl_source "${work}/rootfs"
+  fi
   rm -rf "${work}/rootfs/var/lib/apt/lists/"* "${work}/rootfs/var/cache/apt/archives/"*.deb
   # Services that cannot work in a network-less container only add noise.
   ln -sf /dev/null "${work}/rootfs/etc/systemd/system/systemd-networkd-wait-online.service"
