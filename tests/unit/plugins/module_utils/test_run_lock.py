@@ -16,7 +16,7 @@ import time
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import run_lock
-from ansible_collections.gpuops.hardening.plugins.modules import sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_settings_main as sysctl_settings
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 # A second process that takes the lock through run_lock itself, says so on stdout, and holds it until killed.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import stat
 
-from ansible_collections.gpuops.hardening.plugins.modules import gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_numa_facts_main as gpu_numa_facts
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import state as emulator_state
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs as emulator_sysfs

@@ -17,7 +17,7 @@ import stat
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.modules import gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_numa_facts_main as gpu_numa_facts
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host

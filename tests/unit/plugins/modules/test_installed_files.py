@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.modules import installed_files
+from ansible_collections.gpuops.hardening.plugins.module_utils import installed_files_main as installed_files
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 
 OWNER = {"owner": str(os.getuid()), "group": str(os.getgid())}

@@ -12,7 +12,7 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.modules import memlock as memlock_module
+from ansible_collections.gpuops.hardening.plugins.module_utils import memlock_main as memlock_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 LIMITS_PATH = "/etc/security/limits.d/90-gpuops-memlock.conf"

@@ -22,7 +22,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import mps
-from ansible_collections.gpuops.hardening.plugins.modules import mps as mps_module
+from ansible_collections.gpuops.hardening.plugins.module_utils import mps_main as mps_module
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, single_gpu
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module

@@ -16,7 +16,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
-from ansible_collections.gpuops.hardening.plugins.modules import persistenced as persistenced_module
+from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced_main as persistenced_module
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, units
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 

@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import swap, systemd
-from ansible_collections.gpuops.hardening.plugins.modules import swap_off
+from ansible_collections.gpuops.hardening.plugins.module_utils import swap_off_main as swap_off
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 FSTAB = (

@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.modules import sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_settings_main as sysctl_settings
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 SETTINGS = {"vm.swappiness": 0, "kernel.numa_balancing": 0, "vm.max_map_count": 1048576}

@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
-from ansible_collections.gpuops.hardening.plugins.modules import thp as thp_module
+from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main as thp_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 TRAINING = {"enabled": "always", "defrag": "defer+madvise", "khugepaged_defrag": True}

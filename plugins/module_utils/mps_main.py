@@ -1,0 +1,467 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpuops.hardening.mps module's code. It lives here, not in the module file, so that
+gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import grp
+import os
+import stat
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils import mps
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, is_masked
+from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
+
+
+class Converger(object):
+    """One call's state: the commands, the diffs and the result."""
+
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.root = module.params["root"]
+        self.diffs = []
+        self.changed = False
+        self.result = dict(daemons=[], removed=[], compute_modes_restored={}, skipped_reason=None)
+        self.nvidia_smi = module.get_bin_path("nvidia-smi")
+        self.systemctl = Systemctl(module, timeout=module.params["timeout"])
+
+    def host(self, path):
+        return under_root(self.root, path)
+
+    def fail(self, msg):
+        self.module.fail_json(msg=msg, changed=self.changed, **self.result)
+
+    def command(self, argv, data=None, environ=None):
+        try:
+            return run(self.module, argv, timeout=self.params["timeout"], data=data, environ=environ)
+        except CommandTimeout as error:
+            self.fail("%s; the NVIDIA driver or MPS daemon is not answering" % error)
+
+    def smi(self, args):
+        rc, out, err = self.command([self.nvidia_smi] + list(args))
+        if rc != 0:
+            self.fail("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (err or out).strip()))
+        return out
+
+    # Files and directories ------------------------------------------------
+
+    def write(self, path, content, mode=0o644):
+        result, diff = ensure_content(self.module, self.host(path), content, mode=mode)
+        if diff:
+            diff["before_header"] = diff["before_header"].replace(self.host(path), path)
+            diff["after_header"] = path
+            self.diffs.append(diff)
+        self.changed |= result["changed"]
+        return result["changed"]
+
+    def remove(self, path):
+        host_path = self.host(path)
+        if not os.path.lexists(host_path):
+            return False
+        if os.path.isdir(host_path) and not os.path.islink(host_path):
+            self.diffs.append({"before_header": path + "/", "after_header": "%s/ (absent)" % path,
+                               "before": "directory\n", "after": ""})
+            if not self.module.check_mode:
+                remove_path(self.module, host_path)
+        else:
+            self.diffs.append(file_diff(path, read_text(host_path), ""))
+            self.diffs[-1]["after_header"] = "%s (absent)" % path
+            if not self.module.check_mode:
+                remove_path(self.module, host_path)
+        self.changed = True
+        return True
+
+    def directory(self, path, mode, gid):
+        """path exists as a directory owned by root:gid with mode; reports the change."""
+        host_path = self.host(path)
+        try:
+            info = os.stat(host_path)
+        except OSError:
+            info = None
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            self.fail("%s exists and is not a directory" % path)
+        wanted = (mode, 0, gid if gid is not None else (info.st_gid if info else 0))
+        current = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) if info else None
+        if current == wanted:
+            return False
+        self.diffs.append({"before_header": path + "/", "after_header": path + "/",
+                           "before": "absent\n" if info is None else "mode %04o owner %d:%d\n" % current,
+                           "after": "mode %04o owner %d:%d\n" % wanted})
+        self.changed = True
+        if not self.module.check_mode:
+            try:
+                if info is None:
+                    os.makedirs(host_path, 0o755)
+                os.chown(host_path, 0, wanted[2])
+                os.chmod(host_path, mode)
+            except (IOError, OSError) as error:
+                self.fail(write_error(path, error, "the folder is as it was or exists with its old mode"))
+        return True
+
+    def check_traversable(self, path):
+        """Non-root clients must get through every existing folder above path."""
+        parent = os.path.dirname(path.rstrip("/"))
+        while parent and parent != "/":
+            try:
+                info = os.stat(self.host(parent))
+            except OSError:
+                parent = os.path.dirname(parent)
+                continue
+            if not info.st_mode & stat.S_IXOTH:
+                self.fail("%s (mode %04o) is not traversable by other users, so MPS clients could not reach %s; "
+                          "give it o+x or choose another folder" % (parent, stat.S_IMODE(info.st_mode), path))
+            parent = os.path.dirname(parent)
+
+    # Units ----------------------------------------------------------------
+
+    def installed_daemons(self):
+        try:
+            names = os.listdir(self.host(mps.UNIT_DIR))
+        except OSError:
+            return []
+        # A mask at a daemon's name is an operator's, not an installed daemon.
+        return sorted(name for name in (mps.daemon_name(unit) for unit in names)
+                      if name and not is_masked(self.host("%s/%s" % (mps.UNIT_DIR, mps.unit_name(name)))))
+
+    def is_active(self, unit):
+        return self.systemctl.show([unit], ["ActiveState"])[0].get("ActiveState") in ("active", "activating", "reloading")
+
+    def refuse_masked(self, names):
+        """A mask is an operator's word that a unit must not run; writing the unit over it would lift it."""
+        masks = [mask for mask in (find_unit(mps.unit_name(name), self.root)[0] for name in names) if mask]
+        if masks:
+            self.fail("%s masked (%s), nothing was changed. Unmask %s (systemctl unmask), or leave %s out of the GPU "
+                      "sets (mps_gpu_sets in the role)" % (
+                          "MPS daemon unit is" if len(masks) == 1 else "MPS daemon units are",
+                          ", ".join("%s -> /dev/null" % mask for mask in masks),
+                          "it" if len(masks) == 1 else "them",
+                          ", ".join(mps.daemon_name(os.path.basename(mask)) for mask in masks)))
+
+    def refuse_if_busy(self, name, uuids, verb):
+        """A restart or stop ends the clients' server: refuse while clients run, unless forced."""
+        if self.params["force"] or not self.nvidia_smi:
+            return
+        clients = [app for app in mps.parse_apps(self.smi(mps.QUERY_APPS))
+                   if app["gpu_uuid"] in uuids and not mps.is_server_process(app["name"])]
+        if clients:
+            self.fail("MPS daemon %s must %s, but client processes run on its GPUs (%s); nothing was %s. Stop them, "
+                      "or set force (mps_force_restart in the role)" % (
+                          name, verb, ", ".join("pid %d (%s) on %s" % (c["pid"], c["name"], c["gpu_uuid"]) for c in clients),
+                          "restarted" if verb == "restart" else "stopped"))
+
+    def refuse_stopping_busy(self, names):
+        """Before the first change: no installed daemon about to stop may have clients."""
+        for name in names:
+            unit = mps.unit_name(name)
+            if self.is_active(unit):
+                environment = mps.unit_environment(read_text(self.host("%s/%s" % (mps.UNIT_DIR, unit))))
+                self.refuse_if_busy(name, environment.get("CUDA_VISIBLE_DEVICES", "").split(","), "stop")
+
+    def uninstall(self, name):
+        """Stop, disable and remove one installed daemon, wherever its unit put its pipe."""
+        unit = mps.unit_name(name)
+        unit_path = "%s/%s" % (mps.UNIT_DIR, unit)
+        environment = mps.unit_environment(read_text(self.host(unit_path)))
+        if self.is_active(unit):
+            self.changed = True
+            self.systemctl.stop(unit)
+        self.changed |= self.systemctl.disable(unit)
+        daemon_paths = mps.paths(name, self.params["pipe_directory"], self.params["log_directory"])
+        for path in (unit_path, daemon_paths["commands"], daemon_paths["env"],
+                     environment.get("CUDA_MPS_PIPE_DIRECTORY", daemon_paths["pipe_directory"])):
+            self.remove(path)
+        self.result["removed"].append(name)
+
+
+def restore_modes(converger, record, keep):
+    """Set back every recorded GPU not in keep to its recorded mode; returns the record left."""
+    left = dict((uuid, mode) for uuid, mode in record.items() if uuid in keep)
+    if len(left) == len(record) or not converger.nvidia_smi:
+        return left
+    current = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in mps.parse_gpus(converger.smi(mps.QUERY_GPUS)))
+    for uuid, mode in sorted(record.items()):
+        if uuid in keep:
+            continue
+        if uuid in current and current[uuid] != mode:
+            converger.result["compute_modes_restored"][uuid] = mode
+            converger.changed = True
+            if not converger.module.check_mode:
+                converger.smi(["-i", uuid, "-c", mps.COMPUTE_MODE_ARGS.get(mode, "DEFAULT")])
+    return left
+
+
+def save_record(converger, record):
+    if record:
+        converger.write(mps.MODES_RECORD_PATH, mps.render_modes_record(record))
+    else:
+        converger.remove(mps.MODES_RECORD_PATH)
+
+
+def converge_absent(converger):
+    installed = converger.installed_daemons()
+    converger.refuse_stopping_busy(installed)
+    for name in installed:
+        converger.uninstall(name)
+    for path in (mps.TMPFILES_PATH, mps.PROFILE_PATH):
+        converger.remove(path)
+    record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
+    save_record(converger, restore_modes(converger, record, keep=()))
+    pipe_root = converger.params["pipe_directory"]
+    if os.path.isdir(converger.host(pipe_root)) and not os.listdir(converger.host(pipe_root)):
+        converger.remove(pipe_root)
+    if converger.changed:
+        converger.systemctl.daemon_reload()
+
+
+def plan(converger):
+    """Checks every input against the host before any change: (sets, the GPUs, multiuser by set, gid)."""
+    params = converger.params
+    gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
+    sets, errors = mps.resolve_sets(params["gpu_sets"], gpus)
+    if not params["allow_mig"]:
+        errors.extend(mps.mig_refusals(sets))
+    if errors:
+        converger.fail("nothing was changed: " + "; ".join(errors))
+    try:
+        gid = grp.getgrnam(params["group"]).gr_gid
+    except KeyError:
+        if not converger.module.check_mode:
+            converger.fail("group %s does not exist; create it (the mps role does) or set group (mps_group)" % params["group"])
+        gid = None
+    for folder in (params["pipe_directory"], params["log_directory"]):
+        converger.check_traversable(folder)
+    multiuser = {}
+    for name, members in sets.items():
+        multiuser[name] = params["multiuser_server"] and mps.supports_multiuser(members)
+        if params["multiuser_server"] and not multiuser[name]:
+            converger.module.warn("MPS daemon %s runs without -multiuser-server: GPU %s is older than Volta" % (
+                name, ", ".join(mps.describe(g) for g in members if not mps.supports_multiuser([g]))))
+    return sets, gpus, multiuser, gid
+
+
+def render_daemon(converger, name, members, multiuser, record):
+    """(paths, {path: content}) of one daemon; a change to the unit or the commands needs a restart."""
+    params = converger.params
+    daemon_paths = mps.paths(name, params["pipe_directory"], params["log_directory"])
+    binaries = {"nvidia-smi": converger.nvidia_smi, "sh": converger.module.get_bin_path("sh") or "/bin/sh",
+                "nvidia-cuda-mps-control": converger.module.get_bin_path("nvidia-cuda-mps-control"),
+                "systemd-tmpfiles": converger.module.get_bin_path("systemd-tmpfiles")}
+    exclusive = [(gpu["uuid"], record[gpu["uuid"]]) for gpu in members] if params["exclusive_process"] else []
+    return daemon_paths, {
+        daemon_paths["unit"]: mps.render_unit(name, members, daemon_paths, binaries, exclusive, multiuser),
+        daemon_paths["commands"]: mps.render_commands(params["active_thread_percentage"], params["pinned_mem_limit"],
+                                                      len(members)),
+        daemon_paths["env"]: mps.render_env(daemon_paths),
+    }
+
+
+def needs_restart(converger, daemon_paths, files):
+    return any(read_text(converger.host(daemon_paths[key])) != files[daemon_paths[key]] for key in ("unit", "commands"))
+
+
+def start_daemons(converger, sets, pending_restart):
+    """Enable and start each daemon; restart those whose unit or settings changed (converge_present
+    refused a restart under running clients before the first change)."""
+    actions = {}
+    for name in sorted(sets):
+        unit = mps.unit_name(name)
+        converger.changed |= converger.systemctl.enable(unit)
+        active = converger.is_active(unit)
+        if active and name in pending_restart:
+            actions[name] = "restarted"
+            converger.systemctl.start(unit, restart=True)
+        elif not active:
+            actions[name] = "started"
+            converger.systemctl.start(unit)
+        else:
+            actions[name] = "none"
+        converger.changed |= actions[name] != "none"
+    return actions
+
+
+def read_daemon(converger, name, members, daemon_paths):
+    """(what the daemon says through its pipe, the differences from what it was told)."""
+    params = converger.params
+    control = converger.module.get_bin_path("nvidia-cuda-mps-control")
+    environ = {"CUDA_MPS_PIPE_DIRECTORY": daemon_paths["pipe_directory"], "CUDA_MPS_LOG_DIRECTORY": daemon_paths["log_directory"]}
+
+    def ask(command):
+        rc, out, err = converger.command([control], data=command, environ=environ)
+        if rc != 0:
+            converger.fail("MPS daemon %s does not answer %s through %s: %s" % (
+                name, command, daemon_paths["pipe_directory"], (err or out).strip()))
+        return out
+
+    said = {"server_list": mps.parse_server_list(ask("get_server_list")),
+            "active_thread_percentage": mps.parse_percentage(ask("get_default_active_thread_percentage")),
+            "pinned_mem_limits": {}}
+    differences = []
+    if said["active_thread_percentage"] != float(params["active_thread_percentage"]):
+        differences.append("an active thread percentage of %s, not %s" % (
+            said["active_thread_percentage"], params["active_thread_percentage"]))
+    for device in range(len(members) if params["pinned_mem_limit"] else 0):
+        answer = ask("get_default_device_pinned_mem_limit %d" % device).strip()
+        said["pinned_mem_limits"][str(device)] = answer
+        if mps.size_mib(answer) != mps.size_mib(params["pinned_mem_limit"]):
+            differences.append("a pinned memory limit of %r on device %d, not %s" % (answer, device, params["pinned_mem_limit"]))
+    return said, differences
+
+
+def check_daemon(converger, name, members, daemon_paths, action, modes):
+    """Verify a daemon through its pipe and its GPUs' compute modes ({uuid: mode}); put back settings
+    someone changed."""
+    params = converger.params
+    if converger.module.check_mode and action != "none":
+        return None
+    said, differences = read_daemon(converger, name, members, daemon_paths)
+    if differences and action == "none":
+        converger.changed = True
+        if converger.module.check_mode:
+            return said
+        # Settings sent through the pipe since the start: send ours again.
+        rc, out, err = converger.command([converger.module.get_bin_path("nvidia-cuda-mps-control")],
+                                         data=read_text(converger.host(daemon_paths["commands"])),
+                                         environ={"CUDA_MPS_PIPE_DIRECTORY": daemon_paths["pipe_directory"]})
+        if rc != 0:
+            converger.fail("MPS daemon %s did not take its settings again: %s" % (name, (err or out).strip()))
+        said, differences = read_daemon(converger, name, members, daemon_paths)
+    if differences:
+        converger.fail("MPS daemon %s reports %s" % (name, "; ".join(differences)))
+    if params["exclusive_process"]:
+        for gpu in members:
+            if modes.get(gpu["uuid"]) != mps.EXCLUSIVE:
+                # Someone set it back while the daemon ran.
+                converger.changed = True
+                if not converger.module.check_mode:
+                    converger.smi(["-i", gpu["uuid"], "-c", mps.COMPUTE_MODE_ARGS[mps.EXCLUSIVE]])
+    return said
+
+
+def converge_present(converger):
+    params = converger.params
+    sets, gpus, multiuser, gid = plan(converger)
+    by_uuid = dict((gpu["uuid"], gpu) for gpu in gpus)
+    record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
+    managed = set(gpu["uuid"] for members in sets.values() for gpu in members) if params["exclusive_process"] else set()
+    for uuid in sorted(managed - set(record)):
+        record[uuid] = by_uuid[uuid]["compute_mode"]
+    rendered = dict((name, render_daemon(converger, name, sets[name], multiuser[name], record)) for name in sets)
+    pending_restart = set(name for name, (daemon_paths, files) in rendered.items() if needs_restart(converger, daemon_paths, files))
+    # Restarts a killed earlier run owed: its files were written, its daemons not restarted on them.
+    owed = UnitRecord(converger.module, MPS_RESTART_PENDING)
+    try:
+        pending_restart |= set(owed.units()) & set(sets)
+    except RecordError as error:
+        converger.fail("%s; nothing was changed" % error)
+
+    # Every refusal comes before the first change.
+    converger.refuse_masked(sorted(sets))
+    stale = [name for name in converger.installed_daemons() if name not in sets]
+    for name in sorted(pending_restart):
+        if converger.is_active(mps.unit_name(name)):
+            converger.refuse_if_busy(name, [gpu["uuid"] for gpu in sets[name]], "restart")
+    converger.refuse_stopping_busy(stale)
+    if pending_restart:
+        owed.write(sorted(pending_restart))
+    for name in stale:
+        converger.uninstall(name)
+
+    # A daemon whose pipe moves leaves its old pipe directory once it runs on the new one.
+    moved_pipes = []
+    for name in sorted(sets):
+        installed = mps.unit_environment(read_text(converger.host(rendered[name][0]["unit"]))).get("CUDA_MPS_PIPE_DIRECTORY")
+        if installed and installed != rendered[name][0]["pipe_directory"]:
+            moved_pipes.append(installed)
+
+    save_record(converger, restore_modes(converger, record, keep=managed))
+    mode = int(params["directory_mode"], 8)
+    directories = []
+    for folder in (params["pipe_directory"], params["log_directory"]):
+        converger.directory(folder, 0o755, 0)
+        directories.append((folder, 0o755, "root", "root"))
+    daemon_paths = {}
+    for name in sorted(sets):
+        daemon_paths[name], files = rendered[name]
+        for path in sorted(files):
+            converger.write(path, files[path])
+        for key in ("pipe_directory", "log_directory"):
+            converger.directory(daemon_paths[name][key], mode, gid)
+            directories.append((daemon_paths[name][key], mode, "root", params["group"]))
+    converger.write(mps.TMPFILES_PATH, mps.render_tmpfiles(directories))
+    if len(sets) == 1:
+        converger.write(mps.PROFILE_PATH, mps.render_profile(daemon_paths[sorted(sets)[0]]))
+    else:
+        converger.remove(mps.PROFILE_PATH)
+    if converger.changed:
+        converger.systemctl.daemon_reload()
+    actions = start_daemons(converger, sets, pending_restart)
+    owed.remove()
+    for path in moved_pipes:
+        converger.remove(path)
+
+    # The GPUs' compute modes as the checks find them: read again only when a daemon (re)started.
+    if any(action != "none" for action in actions.values()) and not converger.module.check_mode:
+        gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
+    modes = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in gpus)
+    for name in sorted(sets):
+        entry = {"name": name, "unit": mps.unit_name(name), "gpus": [gpu["uuid"] for gpu in sets[name]],
+                 "pipe_directory": daemon_paths[name]["pipe_directory"], "log_directory": daemon_paths[name]["log_directory"],
+                 "multiuser_server": multiuser[name], "exclusive_process": params["exclusive_process"],
+                 "action": actions[name]}
+        entry["verified"] = check_daemon(converger, name, sets[name], daemon_paths[name], actions[name], modes)
+        converger.result["daemons"].append(entry)
+
+
+def check_params(module):
+    """What the module cannot work without; the role checks the ranges and formats on the controller first."""
+    try:
+        int(module.params["directory_mode"], 8)
+    except ValueError:
+        module.fail_json(msg="directory_mode: got %r; allowed: an octal mode such as 0770" % module.params["directory_mode"])
+
+
+def main():
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        gpu_sets=dict(type="dict", default={}),
+        active_thread_percentage=dict(type="int", default=100),
+        pinned_mem_limit=dict(type="str", default=""),
+        exclusive_process=dict(type="bool", default=True),
+        multiuser_server=dict(type="bool", default=True),
+        group=dict(type="str", default="gpu-mps"),
+        pipe_directory=dict(type="path", default="/run/nvidia-mps"),
+        log_directory=dict(type="path", default="/var/log/nvidia-mps"),
+        directory_mode=dict(type="str", default="0770"),
+        allow_mig=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        require_gpu=dict(type="bool", default=True),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.mps")
+    check_params(module)
+    converger = Converger(module)
+    if module.params["state"] == "absent":
+        converge_absent(converger)
+    elif not converger.nvidia_smi or not module.get_bin_path("nvidia-cuda-mps-control"):
+        missing = "nvidia-smi" if not converger.nvidia_smi else "nvidia-cuda-mps-control"
+        if module.params["require_gpu"]:
+            converger.fail("%s not found: install the NVIDIA driver and its CUDA MPS tools, or set require_gpu to false "
+                           "(mps_require_gpu in the role) to skip such hosts" % missing)
+        converger.result["skipped_reason"] = "%s not found" % missing
+    else:
+        converge_present(converger)
+    if module._diff:
+        converger.result["diff"] = converger.diffs
+    module.exit_json(changed=converger.changed, **converger.result)
