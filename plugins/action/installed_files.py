@@ -9,27 +9,24 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_text
-from ansible.plugins.action import ActionBase
 
-MODULE = "gpuops.hardening.installed_files"
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.prechecked_action import PrecheckedAction
 
 
-class ActionModule(ActionBase):
-    """Reads each src and renders each template here, so the node gets every file in a single module call."""
+class ActionModule(PrecheckedAction):
+    """Reads each src and renders each template here, so the node gets every file in a single module call.
 
-    TRANSFERS_FILES = False
+    A call whose files (with their content) the play's precheck found in sync is answered
+    with no call on the node (plugin_utils/prechecked_action.py).
+    """
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp  # unused: the content travels in the module's arguments
-        task_vars = task_vars or {}
+    def module_arguments(self, task_vars):
         module_args = dict(self._task.args)
         try:
             module_args["files"] = [self._with_content(entry, task_vars) for entry in module_args.get("files") or []]
         except AnsibleError as error:
             raise AnsibleActionFail(to_text(error))
-        result.update(self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars))
-        return result
+        return module_args
 
     def _with_content(self, entry, task_vars):
         """The entry with src or template replaced by the content they give; other entries unchanged."""

@@ -29,6 +29,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.sysfs_topology im
     read_pci_device,
     read_rdma_devices,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # Where driver containers and some images put the tool, off the usual PATH.
@@ -101,6 +102,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.gpu_numa_facts")
+    remember_call(module, "gpu_numa_facts")
     params = module.params
     notes = []
     query = matrix = gpu_list = None

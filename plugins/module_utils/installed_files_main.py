@@ -16,6 +16,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files imp
     ensure_folder,
     ensure_owner,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
@@ -65,6 +66,7 @@ def main():
     folders = [(entry["path"], octal_mode(module, entry["path"], entry["mode"])) for entry in params["folders"]]
     files = wanted_files(module)
     hold_node_lock(module, "gpuops.hardening.installed_files")
+    remember_call(module, "installed_files")
 
     changed_paths, paths, diffs = [], [], []
 

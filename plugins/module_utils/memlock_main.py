@@ -20,6 +20,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.pam_stack import 
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
     UNIT_DIRS, Systemctl, dropin_files, find_unit, is_booted, last_setting, unit_file_exists,
 )
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 SYSTEM_CONF = "/etc/systemd/system.conf"
@@ -302,6 +303,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.memlock")
+    remember_call(module, "memlock")
     params = module.params
     try:
         limit = memlock.parse_limit(params["limit"])

@@ -20,6 +20,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, remove_path
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import PERSISTENCED_RESTART_PENDING, RecordError, UnitRecord
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # The daemon sets persistence mode as it starts; give a slow driver a moment before failing.
@@ -172,6 +173,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.persistenced")
+    remember_call(module, "persistenced")
     params = module.params
     result = dict(changed=False, mode=None, flavour=None, unit_path=None, unmasked=None, dropin=None,
                   overridden_by=[], legacy_unit_removed=None, enabled_by=None, service_action="none", gpus=[], verification=None, skipped_reason=None)

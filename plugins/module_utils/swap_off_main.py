@@ -18,6 +18,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import c
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, is_booted, unit_file_exists
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 MASK_DIR = "etc/systemd/system"
@@ -167,6 +168,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.swap_off")
+    remember_call(module, "swap_off")
     params = module.params
     if params["margin_mib"] < 0:
         module.fail_json(msg="margin_mib must be 0 or more, got %s" % params["margin_mib"])

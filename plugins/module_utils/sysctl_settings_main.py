@@ -17,6 +17,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_d
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
@@ -147,6 +148,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.sysctl_settings")
+    remember_call(module, "sysctl_settings")
     params = module.params
     check_path(module)
     check_notes(module)

@@ -18,6 +18,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import l
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 CHOICE_SETTINGS = [(name, relative) for name, relative in thp.SETTING_FILES if name in thp.CHOICES]
@@ -124,6 +125,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.thp")
+    remember_call(module, "thp")
     params = module.params
     sysfs_path = under_root(params["root"], thp.SYSFS_DIR)
     unit_path = under_root(params["root"], params["unit_path"])
