@@ -56,7 +56,9 @@ class PrecheckedAction(ActionBase):
         result = super(PrecheckedAction, self).run(tmp, task_vars)
         del tmp  # unused: the module gets everything in its arguments
         task_vars = task_vars or {}
-        module = self._task.resolved_action or self._task.action
+        # The task's own module: meta/runtime.yml routes several modules' action to one plugin,
+        # so the resolved action names the plugin, not the module.
+        module = self._task.action
         module_args = self.module_arguments(task_vars)
         precheck = task_vars.get(PRECHECK_VARIABLE)
         answer = precheck_answer(precheck, task_vars.get(STALE_FACT), module.split(".")[-1], module_args)
