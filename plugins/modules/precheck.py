@@ -14,7 +14,7 @@ short_description: Check every feature call this node last converged with, in on
 version_added: "1.1.0"
 description:
   - The feature modules (O(modules)) record, on the node, the arguments of each call that ended without failure
-    outside check mode, in C(/var/lib/gpuops-hardening/converged-calls.json). One record per use of a module: the
+    outside check mode, in C(/var/lib/gpuops-hardening/converged-calls.json), one record per use of a module; the
     next call of the same use replaces it.
   - This module runs every recorded call again, in check mode, in its own process, and returns what each would do.
     It reads only, in either mode.
@@ -23,7 +23,7 @@ description:
     it would change nothing, by the module's action plugin on the controller, with no call on the node.
   - The answer stands only until a gpuops.hardening module changes the node or fails; from then on every call is
     made on the node, as without this module.
-  - A node with no record (a fresh node, or one whose record was removed) gets an empty O(features); every call is
+  - A node with no record (a fresh node, or one whose record was removed) gets an empty RV(features); every call is
     then made on the node.
 author:
   - gpuops.hardening developers (@gpuops)
@@ -84,7 +84,7 @@ features:
       type: dict
       sample: {changed: false, failed: false, warnings: []}
 in_sync:
-  description: The modules of O(features) whose check would change nothing.
+  description: The modules of RV(features) whose check would change nothing.
   returned: always
   type: list
   elements: str
