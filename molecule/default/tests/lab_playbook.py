@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 
@@ -30,3 +31,24 @@ def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
     run = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False,
                          env=_test_env())
     return run.returncode, run.stdout + run.stderr
+
+
+def task_output(output, task, hostname):
+    """What the run printed for hostname under TASK [task], from its status line to the next host's or task's
+    (None when it is not there)."""
+    block = output.split("TASK [%s]" % task, 1)
+    if len(block) < 2:
+        return None
+    block = block[1].split("\nTASK [", 1)[0]
+    found = re.search(r"^(ok|changed|skipping|failed|fatal): \[%s\]" % re.escape(hostname), block, re.M)
+    if not found:
+        return None
+    rest = block[found.start():]
+    following = re.search(r"^(ok|changed|skipping|failed|fatal|included): \[", rest[1:], re.M)
+    return rest if following is None else rest[:following.start() + 1]
+
+
+def task_status(output, task, hostname):
+    """ok, changed, skipping, ... as the run printed it for hostname under TASK [task] (None when it is not there)."""
+    printed = task_output(output, task, hostname)
+    return None if printed is None else printed.split(":", 1)[0]

@@ -22,7 +22,7 @@ import shlex
 
 import pytest
 
-from lab_playbook import run_playbook
+from lab_playbook import run_playbook, task_status
 
 PROFILES_DIR = os.path.normpath(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "gpu_emulator", "profiles"))
@@ -134,16 +134,6 @@ def test_numactl_and_launcher_installed(host, profile):
     assert launcher.content_string.startswith("#!/usr/bin/python3\n")
 
 
-def _task_status(output, task, hostname):
-    """What the run printed for hostname under TASK [task]: ok, changed, skipping, ... (None when it is not there)."""
-    block = output.split("TASK [%s]" % task, 1)
-    if len(block) < 2:
-        return None
-    found = re.search(r"^(ok|changed|skipping|failed|fatal): \[%s\]" % re.escape(hostname),
-                      block[1].split("TASK [", 1)[0], re.M)
-    return found.group(1) if found else None
-
-
 # ------------------------------------------------------------------ the DGX H100-class node
 
 def test_the_package_manager_installs_numactl_only_where_it_is_missing(host, dgx):
@@ -158,13 +148,13 @@ def test_the_package_manager_installs_numactl_only_where_it_is_missing(host, dgx
         assert not host.exists("numactl")
         rc, output = run_playbook("playbooks/site.yml", hostname, flags=tags)
         assert rc == 0, output[-3000:]
-        assert _task_status(output, task, hostname) == "changed", output[-3000:]
+        assert task_status(output, task, hostname) == "changed", output[-3000:]
         assert host.package("numactl").is_installed and host.exists("numactl")
     finally:
         host.run("dpkg -s numactl >/dev/null 2>&1 || dpkg -i /opt/gpuops-lab/apt/numactl_*.deb")
     rc, output = run_playbook("playbooks/site.yml", hostname, flags=tags)
     assert rc == 0, output[-3000:]
-    assert _task_status(output, task, hostname) == "skipping", output[-3000:]
+    assert task_status(output, task, hostname) == "skipping", output[-3000:]
 
 
 def test_dry_run_prints_the_recommended_command_for_gpu5(host, dgx):
