@@ -14,6 +14,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import receipts
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main
 from ansible_collections.gpuops.hardening.plugins.modules import precheck as precheck_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.thp_host import thp_host_tree
 
 TRAINING = {"enabled": "always", "defrag": "defer+madvise", "khugepaged_defrag": True}
 
@@ -40,13 +41,7 @@ class NoSystemctl:
 @pytest.fixture
 def host(tmp_path):
     """A host tree with THP at kernel defaults; systemctl stubbed."""
-    thp_dir = tmp_path / "sys" / "kernel" / "mm" / "transparent_hugepage"
-    (thp_dir / "khugepaged").mkdir(parents=True)
-    (thp_dir / "enabled").write_text("always [madvise] never\n")
-    (thp_dir / "defrag").write_text("always defer defer+madvise [madvise] never\n")
-    (thp_dir / "khugepaged" / "defrag").write_text("1\n")
-    (tmp_path / "proc").mkdir()
-    (tmp_path / "proc" / "cmdline").write_text("BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet\n")
+    thp_host_tree(tmp_path)
     NoSystemctl.enabled = set()
     with mock.patch.object(thp_main, "Systemctl", NoSystemctl):
         yield tmp_path

@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main as thp_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.thp_host import thp_host_tree
 
 TRAINING = {"enabled": "always", "defrag": "defer+madvise", "khugepaged_defrag": True}
 
@@ -58,15 +59,7 @@ def systemctl():
 @pytest.fixture
 def sysfs(tmp_path):
     """A host tree: THP sysfs at kernel defaults, a kernel command line, no unit yet."""
-    root = tmp_path / "sys" / "kernel" / "mm" / "transparent_hugepage"
-    (root / "khugepaged").mkdir(parents=True)
-    (root / "enabled").write_text("always [madvise] never\n")
-    (root / "defrag").write_text("always defer defer+madvise [madvise] never\n")
-    (root / "khugepaged" / "defrag").write_text("1\n")
-    cmdline = tmp_path / "proc" / "cmdline"
-    cmdline.parent.mkdir()
-    cmdline.write_text("BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet\n")
-    return root, cmdline
+    return thp_host_tree(tmp_path)
 
 
 def _args(sysfs, **extra):
