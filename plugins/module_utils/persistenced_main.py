@@ -44,11 +44,17 @@ def read_persistence(module, nvidia_smi_path):
 
 
 def verify(module, nvidia_smi_path, result):
-    """Fail unless every GPU reads Enabled; skipped in check mode, where nothing was changed."""
-    if module.check_mode:
+    """Fail unless every GPU reads Enabled.
+
+    Check mode verifies too when nothing would change, with one read: what is in place is
+    what a real run would verify, so a GPU without persistence mode fails both alike
+    (gpuops.hardening.precheck relies on it). It skips when a change is due, as nothing
+    was changed to verify.
+    """
+    if module.check_mode and result["changed"]:
         result["verification"] = "skipped in check mode, which changes nothing to verify"
         return
-    for attempt in range(VERIFY_TRIES):
+    for attempt in range(1 if module.check_mode else VERIFY_TRIES):
         gpus = read_persistence(module, nvidia_smi_path)
         failing = persistenced.not_persistent(gpus)
         if gpus and not failing:

@@ -284,3 +284,17 @@ def test_no_driver_fails_or_skips(host):
     skipped = _run(host, require_gpu=False)
     assert not skipped["failed"] and not skipped["changed"] and skipped["skipped_reason"]
     assert not host.path(persistenced.DROPIN_PATH).exists()
+
+
+def test_check_mode_verifies_what_is_in_place(host):
+    """With nothing to change, check mode reads persistence mode as a run would verify it, so a GPU that lost it
+    fails both alike (and the precheck never answers such a call)."""
+    host.install_unit("upstream")
+    assert _run(host)["verification"] == "passed"
+    result = _run(host, check_mode=True)
+    assert not result["failed"] and not result["changed"] and result["verification"] == "passed"
+    # As an operator would: nvidia-smi asks the running daemon to drop GPU 1's persistence mode.
+    rc, out, dummy = host.smi("-i", "1", "-pm", "0")
+    assert rc == 0 and out.startswith("Disabled persistence mode for GPU"), out
+    result = _run(host, check_mode=True)
+    assert result["failed"] and "not Enabled on GPU 1 (GPU-" in result["msg"]
