@@ -92,7 +92,14 @@ class Converger(object):
             info = None
         if info is not None and not stat.S_ISDIR(info.st_mode):
             self.fail("%s exists and is not a directory" % path)
-        wanted = (mode, 0, gid if gid is not None else (info.st_gid if info else 0))
+        if gid is None and info is not None:
+            # Check mode before the group exists: the role creates it first, so the folder's group is bound to change.
+            self.diffs.append({"before_header": path + "/", "after_header": path + "/",
+                               "before": "mode %04o owner %d:%d\n" % (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid),
+                               "after": "mode %04o owner 0:%s\n" % (mode, self.params["group"])})
+            self.changed = True
+            return True
+        wanted = (mode, 0, gid if gid is not None else 0)
         current = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) if info else None
         if current == wanted:
             return False

@@ -274,6 +274,16 @@ def test_second_run_and_check_mode_change_nothing(make_host):
     assert _run(host, check_mode=True)["changed"] is False
 
 
+def test_check_mode_before_the_group_exists_reports_the_folders_group_as_a_change(make_host):
+    """The role creates the group just before this call; in check mode it is not there yet, and the folders that
+    exist cannot be its own."""
+    host = make_host()
+    assert _run(host)["changed"]
+    result = _run(host, check_mode=True, group="gpuops-no-such-group")
+    assert not result["failed"] and result["changed"], result
+    assert "owner 0:gpuops-no-such-group" in "".join(entry["after"] for entry in result["diff"])
+
+
 def test_settings_changed_through_the_pipe_are_sent_again(make_host):
     host = make_host()
     assert not _run(host, active_thread_percentage=40)["failed"]
