@@ -34,18 +34,21 @@ def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
 
 
 def task_output(output, task, hostname):
-    """What the run printed for hostname under TASK [task], from its status line to the next host's or task's
-    (None when it is not there)."""
-    block = output.split("TASK [%s]" % task, 1)
-    if len(block) < 2:
-        return None
-    block = block[1].split("\nTASK [", 1)[0]
-    found = re.search(r"^(ok|changed|skipping|failed|fatal): \[%s\]" % re.escape(hostname), block, re.M)
-    if not found:
-        return None
-    rest = block[found.start():]
-    following = re.search(r"^(ok|changed|skipping|failed|fatal|included): \[", rest[1:], re.M)
-    return rest if following is None else rest[:following.start() + 1]
+    """What the run printed for hostname under TASK [task], from its status line to the next host's or task's.
+
+    A task name the play uses twice (a role's check-mode pass under another condition) gives the first
+    run that was not skipped there, or else the first skip; None when the host is not under that name.
+    """
+    printed = []
+    for block in output.split("TASK [%s]" % task)[1:]:
+        block = block.split("\nTASK [", 1)[0]
+        found = re.search(r"^(ok|changed|skipping|failed|fatal): \[%s\]" % re.escape(hostname), block, re.M)
+        if found:
+            rest = block[found.start():]
+            following = re.search(r"^(ok|changed|skipping|failed|fatal|included): \[", rest[1:], re.M)
+            printed.append(rest if following is None else rest[:following.start() + 1])
+    ran = [text for text in printed if not text.startswith("skipping")]
+    return (ran or printed or [None])[0]
 
 
 def task_status(output, task, hostname):
