@@ -15,6 +15,8 @@ import traceback
 
 from ansible.module_utils import basic
 from ansible.module_utils.common import warnings
+# The one public way to hand arguments to an AnsibleModule made in this process (ansible-core 2.19 and later);
+# it sets what AnsiballZ sets for a module process, and nothing else.
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import receipts
