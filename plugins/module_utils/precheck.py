@@ -25,7 +25,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.installed_files_m
 from ansible_collections.gpuops.hardening.plugins.module_utils.memlock_main import main as memlock
 from ansible_collections.gpuops.hardening.plugins.module_utils.mps_main import main as mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.persistenced_main import main as persistenced
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import release_held
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import locks_held, release_held
 from ansible_collections.gpuops.hardening.plugins.module_utils.swap_off_main import main as swap_off
 from ansible_collections.gpuops.hardening.plugins.module_utils.sysctl_settings_main import main as sysctl_settings
 from ansible_collections.gpuops.hardening.plugins.module_utils.thp_main import main as thp
@@ -72,6 +72,7 @@ def run_in_process(main, args, check_mode=False, diff=False):
     full_args = dict(args)
     full_args["_ansible_check_mode"] = check_mode
     full_args["_ansible_diff"] = diff
+    held = locks_held()
     saved_warnings = dict(warnings._global_warnings)
     saved_exit, saved_fail = basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json
     warnings._global_warnings.clear()
@@ -87,8 +88,8 @@ def run_in_process(main, args, check_mode=False, diff=False):
         basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = saved_exit, saved_fail
         warnings._global_warnings.clear()
         warnings._global_warnings.update(saved_warnings)
-        # A module process ends here, and the kernel drops its node lock with it.
-        release_held()
+        # A module process ends here, and the kernel drops its node lock with it; a lock the caller held stays.
+        release_held(keep=held)
     return {"failed": True, "msg": "the module returned without a result"}
 
 

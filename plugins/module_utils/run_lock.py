@@ -114,9 +114,14 @@ def release(fd):
         os.close(fd)
 
 
-def release_held():
-    """Release this process's locks; a child forked without exec leaves its parent's alone."""
-    while _HELD:
+def locks_held():
+    """How many locks this process holds (a count for release_held's keep)."""
+    return len(_HELD)
+
+
+def release_held(keep=0):
+    """Release this process's locks but the first keep; a child forked without exec leaves its parent's alone."""
+    while len(_HELD) > keep:
         fd, owner = _HELD.pop()
         if owner == os.getpid():
             release(fd)

@@ -17,7 +17,8 @@ description:
     outside check mode, in C(/var/lib/gpuops-hardening/converged-calls.json), one record per use of a module; the
     next call of the same use replaces it.
   - This module runs every recorded call again, in check mode, in its own process, and returns what each would do.
-    It reads only, in either mode.
+    It reads only, in either mode, and holds the node lock while it reads (as a module that changes the node
+    does), so that it never sees another run's change half made.
   - Register its result as C(gpuops_precheck) at the start of a play (C(playbooks/site.yml) does). A later call of
     a feature module in the same play, with exactly the recorded arguments, is then answered from that check when
     it would change nothing, by the module's action plugin on the controller, with no call on the node.
@@ -29,6 +30,7 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host
+  - gpuops.hardening.host.lock
 options:
   modules:
     description: The feature modules whose recorded calls are checked; calls of the others are left out.
@@ -97,14 +99,16 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
 from ansible_collections.gpuops.hardening.plugins.module_utils.precheck import FEATURES, check_recorded
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
 def main():
-    argument_spec = host_argument_spec(lock=False)
+    argument_spec = host_argument_spec()
     argument_spec.update(
         modules=dict(type="list", elements="str", choices=sorted(FEATURES), default=sorted(FEATURES)),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    hold_node_lock(module, "gpuops.hardening.precheck", in_check_mode=True)
     features = check_recorded(module.params["root"], set(module.params["modules"]))
     module.exit_json(
         changed=False,

@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import receipts
+from ansible_collections.gpuops.hardening.plugins.module_utils import precheck, receipts, run_lock
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main
 from ansible_collections.gpuops.hardening.plugins.modules import precheck as precheck_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
@@ -161,3 +161,17 @@ def test_uses_of_one_module_are_told_apart_by_their_paths():
     assert receipts.use_key("installed_files", dict(launcher, owner="root")) == receipts.use_key("installed_files", launcher)
     assert receipts.use_key("gpu_numa_facts", {"fact_path": "/etc/ansible/facts.d/gpu_topology.fact"}) != "gpu_numa_facts"
     assert receipts.use_key("thp", TRAINING) == "thp"
+
+
+def test_the_precheck_holds_the_node_lock_through_every_check(host):
+    _thp(host)
+    seen = []
+
+    def thp_seeing_the_lock():
+        seen.append(run_lock.locks_held())
+        thp_main.main()
+
+    with mock.patch.dict(precheck.FEATURES, thp=thp_seeing_the_lock):
+        assert _precheck(host)["in_sync"] == ["thp"]
+    # Held by the precheck while the call ran, and let go when the precheck ended.
+    assert seen == [1] and run_lock.locks_held() == 0
