@@ -73,10 +73,15 @@ def module_processes(node):
 def release_when_both_wait(node, holder_release, output_paths, first_task, deadline):
     """Let the outside holder go once both runs have started first_task (its last header: (name, times)) and both
     its modules run, and so wait for it (the task's header comes well before its module on a loaded host)."""
-    marker, times = ": %s]" % first_task[0], first_task[1]
+    # A role's task header reads "TASK [role : name]", a play's own "TASK [name]".
+    markers, times = (": %s]" % first_task[0], "[%s]" % first_task[0]), first_task[1]
+
+    def started(path):
+        output = read_output(path)
+        return sum(output.count(marker) for marker in markers) >= times
 
     def both_wait():
-        return all(read_output(path).count(marker) >= times for path in output_paths) and module_processes(node) >= 2
+        return all(started(path) for path in output_paths) and module_processes(node) >= 2
     while time.monotonic() < deadline and not both_wait():
         time.sleep(1)
     time.sleep(3)
