@@ -8,16 +8,20 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import (
     ensure_content,
     ensure_folder,
     ensure_owner,
+    remove_path,
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import UNIT_DIRS, Systemctl, find_unit
 
 
 def octal_mode(module, path, text):
@@ -43,6 +47,59 @@ def wanted_files(module):
     return wanted
 
 
+def check_absent(module, folders, files):
+    """Each path to remove is absolute, not /, and not also a folder or file to install."""
+    installed = set(entry[0] for entry in folders + files)
+    for path in module.params["absent"]:
+        if not path.startswith("/") or path.rstrip("/") == "":
+            module.fail_json(msg="absent: %r is not a path this module may remove; give absolute paths below /" % path)
+        if path in installed:
+            module.fail_json(msg="absent: %s is also in folders or files; give each path once" % path)
+
+
+def removal_diff(path):
+    """What removing path takes away: a file's text, or the folder with everything below it."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        before = "directory, with everything below it\n"
+    else:
+        before = read_text(path) or ""
+    return {"before_header": path, "after_header": "%s (absent)" % path, "before": before, "after": ""}
+
+
+def in_unit_folder(path):
+    """True for a unit file or drop-in: something systemd reads only after a daemon-reload."""
+    return any(path.startswith(folder + "/") for folder in UNIT_DIRS)
+
+
+class UnitStates(object):
+    """Enables and disables the given units; systemctl is looked for only when a unit is given."""
+
+    def __init__(self, module):
+        self.module = module
+        self.units = module.params["units"]
+        self.systemctl = Systemctl(module, timeout=module.params["timeout"]) if self.units else None
+        self.changed = []
+
+    def _set(self, unit, wanted):
+        changed = self.systemctl.enable(unit) if wanted else self.systemctl.disable(unit)
+        if changed:
+            self.changed.append(unit)
+
+    def disable_installed(self):
+        """Disable each unit to be off while its file is still there: systemctl cannot disable a unit it cannot find."""
+        for unit in self.units:
+            if not unit["enabled"] and find_unit(unit["name"], self.module.params["root"])[1]:
+                self._set(unit["name"], False)
+
+    def settle(self, unit_files_changed):
+        """Reload systemd when a unit file changed or went, then enable each unit to be on."""
+        if unit_files_changed and self.systemctl:
+            self.systemctl.daemon_reload()
+        for unit in self.units:
+            if unit["enabled"]:
+                self._set(unit["name"], True)
+
+
 def main():
     argument_spec = host_argument_spec()
     argument_spec.update(
@@ -57,6 +114,11 @@ def main():
             template=dict(type="path"),
             mode=dict(type="str", default="0644"),
         ), mutually_exclusive=[("content", "src", "template")]),
+        absent=dict(type="list", elements="path", default=[]),
+        units=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True),
+            enabled=dict(type="bool", required=True),
+        )),
         owner=dict(type="str", default="root"),
         group=dict(type="str", default="root"),
     )
@@ -65,10 +127,13 @@ def main():
     root = params["root"]
     folders = [(entry["path"], octal_mode(module, entry["path"], entry["mode"])) for entry in params["folders"]]
     files = wanted_files(module)
+    check_absent(module, folders, files)
     hold_node_lock(module, "gpuops.hardening.installed_files")
     remember_call(module, "installed_files")
 
-    changed_paths, paths, diffs = [], [], []
+    changed_paths, paths, removed_paths, diffs = [], [], [], []
+    units = UnitStates(module)
+    units.disable_installed()
 
     def settle(path, outcome):
         written, diff = outcome
@@ -86,7 +151,21 @@ def main():
         host_path = under_root(root, path)
         settle(host_path, ensure_content(module, host_path, content, mode=mode))
 
-    result = dict(changed=bool(changed_paths), changed_paths=changed_paths, paths=paths)
+    for path in params["absent"]:
+        host_path = under_root(root, path)
+        if not os.path.lexists(host_path):
+            continue
+        diffs.append(removal_diff(host_path))
+        removed_paths.append(host_path)
+        if not module.check_mode:
+            remove_path(module, host_path)
+
+    touched = changed_paths + removed_paths
+    given_paths = [entry[0] for entry in folders + files] + params["absent"]
+    units.settle(any(in_unit_folder(path) and under_root(root, path) in touched for path in given_paths))
+
+    result = dict(changed=bool(changed_paths or removed_paths or units.changed), changed_paths=changed_paths,
+                  paths=paths, removed_paths=removed_paths, changed_units=units.changed)
     if module._diff:
         result["diff"] = diffs
     module.exit_json(**result)

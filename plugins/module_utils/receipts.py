@@ -35,9 +35,17 @@ def _paths(entries):
     return sorted(entry.get("path") for entry in entries or [] if isinstance(entry, dict))
 
 
+def _installed_files_use(args):
+    """The paths a call installs, and those it removes when it removes any (the boot service's off state)."""
+    use = [_paths(args.get("folders")), _paths(args.get("files"))]
+    if args.get("absent"):
+        use.append(sorted(args["absent"]))
+    return use
+
+
 # The arguments that tell one use of a module from another; modules not named here have one use.
 USE_ARGUMENTS = {
-    "installed_files": lambda args: [_paths(args.get("folders")), _paths(args.get("files"))],
+    "installed_files": _installed_files_use,
     "gpu_numa_facts": lambda args: args.get("fact_path"),
 }
 

@@ -70,6 +70,36 @@ options:
         description: Octal mode as a string, for example V("0644").
         type: str
         default: "0644"
+  absent:
+    description:
+      - Paths to remove, in order, after the folders and files are converged. A file or link is removed, a folder
+        with everything below it. A path that is not there is no change.
+      - Each must be absolute, below C(/), and not also in O(folders) or O(files).
+    type: list
+    elements: path
+    default: []
+    version_added: "1.1.0"
+  units:
+    description:
+      - systemd units whose unit files this call installs or removes.
+      - Each unit with O(units[].enabled=false) whose unit file is still there is disabled before anything is
+        removed, since systemd cannot disable a unit it cannot find. After the files, systemd reloads its units
+        when a file given in a unit folder (such as C(/etc/systemd/system)) was written or removed; then each unit
+        with O(units[].enabled=true) is enabled. Only what differs is changed.
+      - In check mode a unit whose file is not installed yet is reported as to be enabled.
+    type: list
+    elements: dict
+    default: []
+    version_added: "1.1.0"
+    suboptions:
+      name:
+        description: The unit's name, for example V(example.service).
+        type: str
+        required: true
+      enabled:
+        description: Whether the unit starts at boot.
+        type: bool
+        required: true
   owner:
     description: Owner of every folder and file given (name or uid).
     type: str
@@ -86,11 +116,11 @@ attributes:
     description: Reports what would change, with the diff, and changes nothing.
     support: full
   diff_mode:
-    description: One diff per file whose content changes, and one per folder to create.
+    description: One diff per file whose content changes, one per folder to create and one per path to remove.
     support: full
 notes:
-  - Paths that are not given are never touched; removing what a role no longer installs is the role's own task.
-  - The O(timeout) option is accepted for the shared options' sake; this module runs no external command.
+  - Paths that are not given are never touched; a role lists in O(absent) what it no longer installs.
+  - O(timeout) bounds each C(systemctl) call; the module runs no other command, and none at all without O(units).
 """
 
 EXAMPLES = r"""
@@ -106,6 +136,19 @@ EXAMPLES = r"""
         mode: "0755"
       - path: /etc/systemd/system/example.service
         template: example.service.j2
+    units:
+      - name: example.service
+        enabled: true
+
+- name: Disable a boot service, then remove it and its files, the unit last
+  gpuops.hardening.installed_files:
+    absent:
+      - /usr/local/bin/example
+      - /usr/local/lib/example
+      - /etc/systemd/system/example.service
+    units:
+      - name: example.service
+        enabled: false
 """
 
 RETURN = r"""
@@ -121,6 +164,18 @@ paths:
   type: list
   elements: str
   sample: [/usr/local/lib/gpuops-hardening, /usr/local/lib/gpuops-hardening/cpulist.py]
+removed_paths:
+  description: The paths of O(absent) that were there and were removed (or would be, in check mode), below O(root).
+  returned: always
+  type: list
+  elements: str
+  sample: [/etc/systemd/system/example.service]
+changed_units:
+  description: The units of O(units) that were enabled or disabled (or would be, in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: [example.service]
 """
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.installed_files_main import main

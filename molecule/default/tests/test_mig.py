@@ -10,13 +10,14 @@ before any change. Every test leaves the node's declared layout in place."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 
 import pytest
 
 from lab_gpus import events_since, emulator_state, mig_devices, mig_modes, profile_counts, set_faults
-from lab_playbook import REPO_ROOT, run_playbook
+from lab_playbook import REPO_ROOT, run_playbook, task_status
 
 testinfra_hosts = ["gpu-mig"]
 
@@ -212,6 +213,35 @@ def test_the_boot_service_has_no_ordering_cycle(host):
     # No GPU client is also ordered before it.
     for client in ("nvidia-dcgm.service", "dcgm-exporter.service", "nvsm.service"):
         assert "gpuops-mig.service" not in host.check_output("systemctl show --property=Before --value %s", client)
+
+
+BOOT_SERVICE_FILES = ("/etc/systemd/system/gpuops-mig.service", "/usr/local/libexec/gpuops-mig-boot",
+                      "/etc/gpuops-hardening/mig/layout.json", "/usr/local/lib/gpuops-hardening/mig")
+REMOVE_TASK = "gpuops.hardening.mig : Disable and remove the boot service and its files"
+
+
+def test_mig_state_absent_disables_and_removes_the_boot_service_and_keeps_the_layout(host, declared_layout_back):
+    before = mig_devices(host)
+    output = _converge({"mig_state": "absent"})
+    assert task_status(output, REMOVE_TASK, "gpu-mig") == "changed", output
+    assert host.run("systemctl is-enabled gpuops-mig.service").rc != 0
+    assert not host.file("/etc/systemd/system/multi-user.target.wants/gpuops-mig.service").exists
+    for path in BOOT_SERVICE_FILES:
+        assert not host.file(path).exists, path
+    # systemd was reloaded: it no longer knows the unit.
+    assert host.check_output("systemctl show --property=LoadState --value gpuops-mig.service") == "not-found"
+    assert mig_devices(host) == before, "absent leaves the GPUs' MIG state as it is"
+
+    again = _converge({"mig_state": "absent"})
+    assert task_status(again, REMOVE_TASK, "gpu-mig") == "ok", again
+    assert re.search(r"gpu-mig\s*:\s*ok=\d+\s+changed=0\s", again), again
+
+    back = _converge()
+    assert task_status(back, "gpuops.hardening.mig : Install and enable the boot service, its MIG engine and the "
+                             "declared layout", "gpu-mig") == "changed", back
+    assert host.service("gpuops-mig.service").is_enabled
+    for path in BOOT_SERVICE_FILES:
+        assert host.file(path).exists, path
 
 
 def test_after_a_reboot_the_boot_service_restores_the_layout(host):

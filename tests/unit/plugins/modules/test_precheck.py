@@ -14,36 +14,17 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import precheck, 
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main
 from ansible_collections.gpuops.hardening.plugins.modules import precheck as precheck_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import recorded_systemctl
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.thp_host import thp_host_tree
 
 TRAINING = {"enabled": "always", "defrag": "defer+madvise", "khugepaged_defrag": True}
-
-
-class NoSystemctl:
-    """The THP unit is enabled once and stays so; nothing runs."""
-
-    enabled = set()
-
-    def __init__(self, module, timeout=60):
-        self.module = module
-
-    def daemon_reload(self):
-        return None
-
-    def enable(self, unit):
-        if unit in NoSystemctl.enabled:
-            return False
-        if not self.module.check_mode:
-            NoSystemctl.enabled.add(unit)
-        return True
 
 
 @pytest.fixture
 def host(tmp_path):
     """A host tree with THP at kernel defaults; systemctl stubbed."""
     thp_host_tree(tmp_path)
-    NoSystemctl.enabled = set()
-    with mock.patch.object(thp_main, "Systemctl", NoSystemctl):
+    with recorded_systemctl(thp_main):
         yield tmp_path
 
 
@@ -159,6 +140,11 @@ def test_uses_of_one_module_are_told_apart_by_their_paths():
     boot = {"files": [{"path": "/etc/systemd/system/gpuops-mig.service"}]}
     assert receipts.use_key("installed_files", launcher) != receipts.use_key("installed_files", boot)
     assert receipts.use_key("installed_files", dict(launcher, owner="root")) == receipts.use_key("installed_files", launcher)
+    # A call that only removes paths is a use of its own; calls that remove nothing keep their key.
+    boot_off = {"absent": ["/etc/systemd/system/gpuops-mig.service"], "units": [{"name": "gpuops-mig.service", "enabled": False}]}
+    assert receipts.use_key("installed_files", boot_off) not in (receipts.use_key("installed_files", {}),
+                                                                 receipts.use_key("installed_files", boot))
+    assert receipts.use_key("installed_files", dict(launcher, absent=[])) == receipts.use_key("installed_files", launcher)
     assert receipts.use_key("gpu_numa_facts", {"fact_path": "/etc/ansible/facts.d/gpu_topology.fact"}) != "gpu_numa_facts"
     assert receipts.use_key("thp", TRAINING) == "thp"
 

@@ -13,47 +13,19 @@ import pytest
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main as thp_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import (
+    RecordedSystemctl,
+    recorded_systemctl,
+)
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.thp_host import thp_host_tree
 
 TRAINING = {"enabled": "always", "defrag": "defer+madvise", "khugepaged_defrag": True}
 
 
-class FakeSystemctl:
-    """Records systemctl calls instead of running them."""
-
-    enabled = set()
-    calls = []
-
-    def __init__(self, module, timeout=60):
-        self.module = module
-
-    def daemon_reload(self):
-        if not self.module.check_mode:
-            FakeSystemctl.calls.append("daemon-reload")
-
-    def enable(self, unit):
-        if unit in FakeSystemctl.enabled:
-            return False
-        if not self.module.check_mode:
-            FakeSystemctl.enabled.add(unit)
-            FakeSystemctl.calls.append("enable " + unit)
-        return True
-
-    def disable(self, unit):
-        if unit not in FakeSystemctl.enabled:
-            return False
-        if not self.module.check_mode:
-            FakeSystemctl.enabled.discard(unit)
-            FakeSystemctl.calls.append("disable " + unit)
-        return True
-
-
 @pytest.fixture(autouse=True)
 def systemctl():
-    FakeSystemctl.enabled = set()
-    FakeSystemctl.calls = []
-    with mock.patch.object(thp_module, "Systemctl", FakeSystemctl):
-        yield FakeSystemctl
+    with recorded_systemctl(thp_module) as recorded:
+        yield recorded
 
 
 @pytest.fixture
@@ -173,7 +145,7 @@ def test_unit_written_enabled_then_idempotent(sysfs):
     assert "Description=Transparent hugepages for GPU workloads (training profile)\n" in text
     assert "ExecStart=/bin/sh -c 'echo defer+madvise > /sys/kernel/mm/transparent_hugepage/defrag'\n" in text
     assert oct(os.stat(unit).st_mode & 0o777) == "0o644"
-    assert FakeSystemctl.calls == ["daemon-reload", "enable gpuops-thp.service"]
+    assert RecordedSystemctl.calls == ["daemon-reload", "enable gpuops-thp.service"]
     assert not second["changed"] and not second["unit"]["changed"]
     assert second["diff"] == []
 
@@ -182,19 +154,19 @@ def test_unit_check_mode_writes_nothing(sysfs):
     result = run_module(thp_module.main, _args(sysfs), check_mode=True, diff=True)
     assert result["changed"] and result["unit"]["changed"]
     assert not _unit(sysfs).exists()
-    assert FakeSystemctl.enabled == set() and FakeSystemctl.calls == []
+    assert RecordedSystemctl.enabled == set() and RecordedSystemctl.calls == []
     assert any(d["after_header"] == str(_unit(sysfs)) for d in result["diff"])
 
 
 def test_persist_false_disables_and_removes_our_unit(sysfs):
     run_module(thp_module.main, _args(sysfs))
-    FakeSystemctl.calls = []
+    RecordedSystemctl.calls = []
     result = run_module(thp_module.main, _args(sysfs, persist=False), diff=True)
     assert not result["failed"], result
     assert result["changed"] and result["unit"] == {
         "path": str(_unit(sysfs)), "changed": True, "present": False, "enabled": False, "managed": True}
     assert not _unit(sysfs).exists()
-    assert FakeSystemctl.calls == ["disable gpuops-thp.service", "daemon-reload"]
+    assert RecordedSystemctl.calls == ["disable gpuops-thp.service", "daemon-reload"]
     assert any(d["after_header"] == "%s (absent)" % _unit(sysfs) for d in result["diff"])
     again = run_module(thp_module.main, _args(sysfs, persist=False))
     assert not again["changed"]
@@ -202,11 +174,11 @@ def test_persist_false_disables_and_removes_our_unit(sysfs):
 
 def test_persist_false_check_mode_keeps_the_unit(sysfs):
     run_module(thp_module.main, _args(sysfs))
-    FakeSystemctl.calls = []
+    RecordedSystemctl.calls = []
     result = run_module(thp_module.main, _args(sysfs, persist=False), check_mode=True, diff=True)
     assert result["changed"] and result["unit"]["changed"]
     assert _unit(sysfs).exists()
-    assert FakeSystemctl.calls == [] and FakeSystemctl.enabled == {"gpuops-thp.service"}
+    assert RecordedSystemctl.calls == [] and RecordedSystemctl.enabled == {"gpuops-thp.service"}
 
 
 def test_persist_false_removes_a_unit_from_the_old_role_template(sysfs):
@@ -214,10 +186,10 @@ def test_persist_false_removes_a_unit_from_the_old_role_template(sysfs):
     unit.parent.mkdir(parents=True)
     unit.write_text("#\n# Ansible managed\n#\n# Re-applies the transparent hugepage settings of the "
                     "gpuops.hardening thp role\n[Unit]\n")
-    FakeSystemctl.enabled = {"gpuops-thp.service"}
+    RecordedSystemctl.enabled = {"gpuops-thp.service"}
     result = run_module(thp_module.main, _args(sysfs, persist=False))
     assert result["unit"]["changed"] and not unit.exists()
-    assert FakeSystemctl.enabled == set()
+    assert RecordedSystemctl.enabled == set()
 
 
 def test_persist_false_leaves_a_foreign_unit_alone(sysfs):
@@ -229,7 +201,7 @@ def test_persist_false_leaves_a_foreign_unit_alone(sysfs):
     assert unit.read_text() == "[Unit]\nDescription=the site's own THP unit\n"
     assert result["unit"]["managed"] is False and not result["unit"]["changed"]
     assert any("not written by gpuops.hardening.thp" in w for w in result["warnings"])
-    assert FakeSystemctl.calls == []
+    assert RecordedSystemctl.calls == []
 
 
 def test_persist_without_values_fails(sysfs):
