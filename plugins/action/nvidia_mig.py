@@ -11,4 +11,5 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.prechecked_action
 
 
 class ActionModule(PrecheckedAction):
-    """Its calls are never answered from the precheck (they are not recorded); a change it makes ends the precheck's answers for the rest of the play."""
+    """A call the play's precheck found in sync (no GPU to change, no GPU client left stopped by an
+    interrupted run) is answered with no call on the node; a change it makes ends the answers."""

@@ -24,18 +24,20 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_numa_facts_ma
 from ansible_collections.gpuops.hardening.plugins.module_utils.installed_files_main import main as installed_files
 from ansible_collections.gpuops.hardening.plugins.module_utils.memlock_main import main as memlock
 from ansible_collections.gpuops.hardening.plugins.module_utils.mps_main import main as mps
+from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_mig_main import main as nvidia_mig
 from ansible_collections.gpuops.hardening.plugins.module_utils.persistenced_main import main as persistenced
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import locks_held, release_held
 from ansible_collections.gpuops.hardening.plugins.module_utils.swap_off_main import main as swap_off
 from ansible_collections.gpuops.hardening.plugins.module_utils.sysctl_settings_main import main as sysctl_settings
 from ansible_collections.gpuops.hardening.plugins.module_utils.thp_main import main as thp
 
-# The modules whose calls are recorded and checked: the ones a no-op site.yml calls on every node.
+# The modules whose calls are recorded and checked: the ones a no-op site.yml calls on its nodes.
 FEATURES = {
     "gpu_numa_facts": gpu_numa_facts,
     "installed_files": installed_files,
     "memlock": memlock,
     "mps": mps,
+    "nvidia_mig": nvidia_mig,
     "persistenced": persistenced,
     "swap_off": swap_off,
     "sysctl_settings": sysctl_settings,

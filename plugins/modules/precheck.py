@@ -36,8 +36,8 @@ options:
     description: The feature modules whose recorded calls are checked; calls of the others are left out.
     type: list
     elements: str
-    choices: [gpu_numa_facts, installed_files, memlock, mps, persistenced, swap_off, sysctl_settings, thp]
-    default: [gpu_numa_facts, installed_files, memlock, mps, persistenced, swap_off, sysctl_settings, thp]
+    choices: [gpu_numa_facts, installed_files, memlock, mps, nvidia_mig, persistenced, swap_off, sysctl_settings, thp]
+    default: [gpu_numa_facts, installed_files, memlock, mps, nvidia_mig, persistenced, swap_off, sysctl_settings, thp]
 attributes:
   check_mode:
     description: Reads the same way in both modes; it never changes anything.
@@ -48,7 +48,10 @@ attributes:
 notes:
   - The O(timeout) option is accepted for the shared options' sake; each recorded call runs with its own timeout.
   - What a recorded call reads (files, live values, C(systemctl) and C(nvidia-smi)) is read once here, instead of
-    once per call; a no-op run of C(site.yml) makes three calls on a node that uses neither MIG nor MPS, not ten.
+    once per call; a no-op run of C(site.yml) makes two calls on a node that uses neither MIG nor MPS, not ten.
+  - A record stays until the same use of its module is called again; one that no role calls any more (the
+    C(nvidia_mig) call of a node whose role now has C(mig_state=absent)) is still checked, which costs its reads
+    and nothing else.
 """
 
 EXAMPLES = r"""

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from lab_gpus import events_since, emulator_state, mig_devices, mig_modes, profile_counts, set_faults
-from lab_playbook import REPO_ROOT, run_playbook, task_status
+from lab_playbook import REPO_ROOT, run_playbook, task_output, task_status
 
 testinfra_hosts = ["gpu-mig"]
 
@@ -242,6 +242,19 @@ def test_mig_state_absent_disables_and_removes_the_boot_service_and_keeps_the_la
     assert host.service("gpuops-mig.service").is_enabled
     for path in BOOT_SERVICE_FILES:
         assert host.file(path).exists, path
+
+
+def test_a_no_op_site_run_answers_every_mig_call_from_the_precheck(host):
+    run_playbook("playbooks/site.yml", "gpu-mig")
+    rc, output = run_playbook("playbooks/site.yml", "gpu-mig", flags=("-v",))
+    assert rc == 0, output[-3000:]
+    answered = "gpuops.hardening.precheck: this call"
+    # The validation play's check of the layout, then the role's own call.
+    layout_calls = [block.split("\nTASK [", 1)[0] for block in output.split("TASK [gpuops.hardening.mig : Converge the MIG layout]")[1:]]
+    assert len(layout_calls) == 2 and all(answered in text and "ok: [gpu-mig]" in text for text in layout_calls), output
+    boot = task_output(output, "gpuops.hardening.mig : Install and enable the boot service, its MIG engine and the "
+                               "declared layout", "gpu-mig")
+    assert boot.startswith("ok:") and answered in boot, boot
 
 
 def test_after_a_reboot_the_boot_service_restores_the_layout(host):

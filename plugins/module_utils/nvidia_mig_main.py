@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpuops.hardening.nvidia_mig module's code. It lives here, not in the module file, so that
+gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import ClientError, MigError, SmiError, converge
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import plan_text
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, check_layouts, desired_layouts, load_config
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_survey import read_gpus
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED, RecordError, UnitRecord
+from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
+
+# mig-parted's default GPU clients: they keep GPUs open, so a mode change or reset cannot proceed under them.
+GPU_CLIENTS = ("nvsm.service", "nvidia-dcgm.service", "dcgm-exporter.service", "kubelet.service")
+KEEP_RUNNING = ("nvidia-persistenced.service", "nvidia-fabricmanager.service")
+
+
+class Smi(object):
+    """nvidia-smi calls with the module's timeout; a failure raises SmiError with its text."""
+
+    def __init__(self, module):
+        self.module = module
+        self.path = module.get_bin_path("nvidia-smi")
+
+    def call(self, args, allowed_rc=(0,)):
+        argv = [self.path] + list(args)
+        try:
+            rc, out, err = run(self.module, argv, timeout=self.module.params["timeout"])
+        except CommandTimeout as error:
+            raise SmiError("%s; the NVIDIA driver is not answering" % error)
+        if rc not in allowed_rc:
+            raise SmiError("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (out + err).strip()))
+        return out
+
+
+# (LoadState, ActiveState) of a GPU client that must be stopped around a disruptive change.
+RUNNING_STATES = [("loaded", state) for state in ("active", "activating", "reloading")]
+
+
+class SystemdClients(object):
+    """The GPU client services that run: stopped before the change, exactly those started after.
+    nvidia-persistenced and nvidia-fabricmanager stay: nvidia-smi coordinates resets with them."""
+
+    def __init__(self, module, units):
+        self.module = module
+        self.systemctl = Systemctl(module, timeout=module.params["timeout"])
+        self.units = [unit for unit in units if unit not in KEEP_RUNNING]
+        self.record = UnitRecord(module, MIG_CLIENTS_STOPPED)
+
+    def stop(self):
+        running = []
+        if self.units:
+            shown_units = zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"]))
+            running = [unit for unit, shown in shown_units
+                       if (shown.get("LoadState"), shown.get("ActiveState")) in RUNNING_STATES]
+        if not running:
+            return []
+        # Durable before the first stop: if this process dies before start(), the next run starts them.
+        self.record.write(running)
+        stopped = []
+        for unit in running:
+            error = self.systemctl.try_verb("stop", unit)
+            if error:
+                failed = self.start(stopped)
+                again = "; could not start again: " + ", ".join(failed) if failed else ""
+                raise ClientError("could not stop %s: %s%s" % (unit, error, again))
+            stopped.append(unit)
+        return stopped
+
+    def start(self, units):
+        """Start the units in reverse order; returns those that failed, with their error. Once all
+        run, the record of stopped clients goes; otherwise it stays for the next run to try again."""
+        failed = []
+        for unit in reversed(units):
+            error = self.systemctl.try_verb("start", unit)
+            if error:
+                failed.append("%s (%s)" % (unit, error))
+        if not failed:
+            self.record.remove()
+        return failed
+
+    def start_recorded(self):
+        """(units, failures): the clients an interrupted earlier run left stopped, started now
+        (in check mode only listed)."""
+        units = self.record.units()
+        if not units or self.module.check_mode:
+            return units, []
+        return units, self.start(units)
+
+
+def declared_layouts(module, gpus):
+    """{gpu index: {"mig_enabled", "mig_devices"}} from the options; fails on any bad entry."""
+    params = module.params
+    if params["mig_parted_config"] is not None:
+        try:
+            entries = load_config(params["mig_parted_config"], params["mig_parted_name"])
+        except MigPartedError as error:
+            module.fail_json(msg="mig_parted_config: %s; nothing was changed" % error)
+        return desired_layouts(entries, [{"index": int(g["index"]), "pci_device_id": g["pci.device_id"]} for g in gpus])
+    try:
+        return check_layouts(params["layouts"] or {})
+    except MigPartedError as error:
+        module.fail_json(msg="%s; nothing was changed" % error)
+
+
+def main():
+    argument_spec = host_argument_spec()
+    argument_spec.update(
+        layouts=dict(type="dict"),
+        mig_parted_config=dict(type="dict"),
+        mig_parted_name=dict(type="str"),
+        force=dict(type="bool", default=False),
+        reset=dict(type="bool", default=True),
+        require_applied=dict(type="bool", default=False),
+        gpu_clients=dict(type="list", elements="str", default=list(GPU_CLIENTS)),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[("layouts", "mig_parted_config")],
+                           required_one_of=[("layouts", "mig_parted_config")],
+                           required_together=[("mig_parted_config", "mig_parted_name")])
+    hold_node_lock(module, "gpuops.hardening.nvidia_mig")
+    remember_call(module, "nvidia_mig")
+    params = module.params
+    clients = SystemdClients(module, params["gpu_clients"])
+    restarted = start_recorded_clients(module, clients)
+    smi = Smi(module)
+    if not smi.path:
+        module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=bool(restarted), gpus=[],
+                         clients_restarted=restarted)
+    try:
+        layouts = declared_layouts(module, read_gpus(smi))
+        result = converge(smi, layouts, force=params["force"], reset=params["reset"], check_mode=module.check_mode,
+                          clients=clients, root=params["root"], require_applied=params["require_applied"])
+    except SmiError as error:
+        module.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
+    except MigError as error:
+        _report(module, error.result, clients, restarted)
+        module.fail_json(msg=str(error), **error.result)
+    _report(module, result, clients, restarted)
+    module.exit_json(**result)
+
+
+def start_recorded_clients(module, clients):
+    """Every run first starts the GPU clients an interrupted run left stopped; the units it started."""
+    try:
+        units, failed = clients.start_recorded()
+    except RecordError as error:
+        module.fail_json(msg="%s; nothing was changed" % error, changed=False, gpus=[])
+    if failed:
+        module.fail_json(msg="the GPU clients that an interrupted earlier run stopped (recorded in %s) did not start "
+                             "again: %s; see systemctl status for each, then run again, which retries them" % (
+                                 MIG_CLIENTS_STOPPED, ", ".join(failed)), changed=True, gpus=[], clients_restarted=units)
+    if units:
+        module.warn("an earlier run was interrupted while the GPU clients were stopped; %s %s, recorded in %s" % (
+            "would start" if module.check_mode else "started", ", ".join(units), MIG_CLIENTS_STOPPED))
+    return units
+
+
+def _report(module, result, clients, restarted):
+    """Warnings to Ansible, the clients this call would stop, and each changed GPU's plan as --diff."""
+    result["gpu_clients"] = list(clients.units)
+    result["clients_restarted"] = list(restarted)
+    result["changed"] = result["changed"] or bool(restarted)
+    for warning in result.pop("warnings", []):
+        module.warn(warning)
+    if module._diff:
+        result["diff"] = [{"before_header": "GPU %d" % e["index"], "after_header": "GPU %d" % e["index"],
+                           "before": "", "after": plan_text(e)} for e in result["gpus"] if e["changed"]]
