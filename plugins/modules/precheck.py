@@ -19,9 +19,10 @@ description:
   - This module runs every recorded call again, in check mode, in its own process, and returns what each would do.
     It reads only, in either mode, and holds the node lock while it reads (as a module that changes the node
     does), so that it never sees another run's change half made.
-  - Register its result as C(gpuops_precheck) at the start of a play (C(playbooks/site.yml) does). A later call of
-    a feature module in the same play, with exactly the recorded arguments, is then answered from that check when
-    it would change nothing, by the module's action plugin on the controller, with no call on the node.
+  - Register its result as C(gpuops_precheck) before the collection's roles run (C(playbooks/site.yml) does, in
+    its first play). A later call of a feature module on the host, in the same play or a later one of the run, with
+    exactly the recorded arguments, is then answered from that check when it would change nothing, by the module's
+    action plugin on the controller, with no call on the node.
   - The answer stands only until a gpuops.hardening module changes the node or fails; from then on every call is
     made on the node, as without this module.
   - A node with no record (a fresh node, or one whose record was removed) gets an empty RV(features); every call is

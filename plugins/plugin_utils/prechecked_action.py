@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The controller side of a feature module: answer from the play's precheck, or call the node.
 
-gpuops.hardening.precheck, registered as gpuops_precheck at the start of a play, has run
+gpuops.hardening.precheck, registered as gpuops_precheck at the start of a run (site.yml's first play), has run
 every call the node recorded in check mode. A call with exactly a recorded call's arguments,
 whose check would change nothing, gets that check's result here, with no call on the node.
 The answers stand only while the node is as the precheck saw it: the first feature call
@@ -21,7 +21,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.plain_data import
 
 PRECHECK_VARIABLE = "gpuops_precheck"
 STALE_FACT = "gpuops_precheck_stale"
-ANSWERED_BY = "gpuops.hardening.precheck: this call's check at the start of the play would change nothing"
+ANSWERED_BY = "gpuops.hardening.precheck: this call's check at the start of the run would change nothing"
 
 
 def precheck_answer(precheck, stale_token, module_name, module_args):
