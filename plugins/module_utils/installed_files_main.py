@@ -66,9 +66,9 @@ def removal_diff(path):
     return {"before_header": path, "after_header": "%s (absent)" % path, "before": before, "after": ""}
 
 
-def in_unit_folder(path):
-    """True for a unit file or drop-in: something systemd reads only after a daemon-reload."""
-    return any(path.startswith(folder + "/") for folder in UNIT_DIRS)
+def in_unit_folder(root, host_path):
+    """True for a unit file or drop-in below root: something systemd reads only after a daemon-reload."""
+    return any(host_path.startswith(under_root(root, folder) + "/") for folder in UNIT_DIRS)
 
 
 class UnitStates(object):
@@ -160,9 +160,7 @@ def main():
         if not module.check_mode:
             remove_path(module, host_path)
 
-    touched = changed_paths + removed_paths
-    given_paths = [entry[0] for entry in folders + files] + params["absent"]
-    units.settle(any(in_unit_folder(path) and under_root(root, path) in touched for path in given_paths))
+    units.settle(any(in_unit_folder(root, path) for path in changed_paths + removed_paths))
 
     result = dict(changed=bool(changed_paths or removed_paths or units.changed), changed_paths=changed_paths,
                   paths=paths, removed_paths=removed_paths, changed_units=units.changed)
