@@ -8,13 +8,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import grp
 import os
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import mps
+from ansible_collections.gpuops.hardening.plugins.module_utils import accounts, mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
@@ -33,7 +32,8 @@ class Converger(object):
         self.root = module.params["root"]
         self.diffs = []
         self.changed = False
-        self.result = dict(daemons=[], removed=[], compute_modes_restored={}, skipped_reason=None)
+        self.result = dict(daemons=[], removed=[], compute_modes_restored={}, group_created=False, users_added=[],
+                           skipped_reason=None)
         self.nvidia_smi = module.get_bin_path("nvidia-smi")
         self.systemctl = Systemctl(module, timeout=module.params["timeout"])
 
@@ -233,7 +233,7 @@ def converge_absent(converger):
 
 
 def plan(converger):
-    """Checks every input against the host before any change: (sets, the GPUs, multiuser by set, gid)."""
+    """Checks every input against the host before any change: (sets, the GPUs, multiuser by set)."""
     params = converger.params
     gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
     sets, errors = mps.resolve_sets(params["gpu_sets"], gpus)
@@ -241,12 +241,10 @@ def plan(converger):
         errors.extend(mps.mig_refusals(sets))
     if errors:
         converger.fail("nothing was changed: " + "; ".join(errors))
-    try:
-        gid = grp.getgrnam(params["group"]).gr_gid
-    except KeyError:
-        if not converger.module.check_mode:
-            converger.fail("group %s does not exist; create it (the mps role does) or set group (mps_group)" % params["group"])
-        gid = None
+    missing = accounts.missing_accounts(params["client_users"])
+    if missing:
+        converger.fail("client_users (mps_client_users in the role): %s: no such account on this host; nothing was changed. "
+                       "Allowed: existing accounts; create them first, or leave them out" % ", ".join(missing))
     for folder in (params["pipe_directory"], params["log_directory"]):
         converger.check_traversable(folder)
     multiuser = {}
@@ -255,7 +253,35 @@ def plan(converger):
         if params["multiuser_server"] and not multiuser[name]:
             converger.module.warn("MPS daemon %s runs without -multiuser-server: GPU %s is older than Volta" % (
                 name, ", ".join(mps.describe(g) for g in members if not mps.supports_multiuser([g]))))
-    return sets, gpus, multiuser, gid
+    return sets, gpus, multiuser
+
+
+def converge_group(converger):
+    """The group exists, as a system group, with every client user in it; returns its gid (None in check
+    mode before the group exists: the folders' group is then bound to change)."""
+    group, users = converger.params["group"], converger.params["client_users"]
+    gid = accounts.group_id(group)
+    adding = accounts.members_to_add(group, users)
+    if gid is not None and not adding:
+        return gid
+    members = accounts.group_members(group)
+    converger.diffs.append({"before_header": "group %s" % group, "after_header": "group %s" % group,
+                            "before": "absent\n" if gid is None else "members: %s\n" % ", ".join(members),
+                            "after": "members: %s\n" % ", ".join(sorted(members + adding))})
+    converger.changed = True
+    converger.result["group_created"] = gid is None
+    converger.result["users_added"] = adding
+    if converger.module.check_mode:
+        return gid
+    changer = accounts.Accounts(converger.module, converger.params["timeout"])
+    error = changer.create_group(group) if gid is None else None
+    for user in adding:
+        if error:
+            break
+        error = changer.add_member(user, group)
+    if error:
+        converger.fail("%s; the daemons and their files were not changed" % error)
+    return accounts.group_id(group)
 
 
 def render_daemon(converger, name, members, multiuser, record):
@@ -358,7 +384,7 @@ def check_daemon(converger, name, members, daemon_paths, action, modes):
 
 def converge_present(converger):
     params = converger.params
-    sets, gpus, multiuser, gid = plan(converger)
+    sets, gpus, multiuser = plan(converger)
     by_uuid = dict((gpu["uuid"], gpu) for gpu in gpus)
     record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
     managed = set(gpu["uuid"] for members in sets.values() for gpu in members) if params["exclusive_process"] else set()
@@ -380,6 +406,7 @@ def converge_present(converger):
         if converger.is_active(mps.unit_name(name)):
             converger.refuse_if_busy(name, [gpu["uuid"] for gpu in sets[name]], "restart")
     converger.refuse_stopping_busy(stale)
+    gid = converge_group(converger)
     if pending_restart:
         owed.write(sorted(pending_restart))
     for name in stale:
@@ -449,6 +476,7 @@ def main():
         exclusive_process=dict(type="bool", default=True),
         multiuser_server=dict(type="bool", default=True),
         group=dict(type="str", default="gpu-mps"),
+        client_users=dict(type="list", elements="str", default=[]),
         pipe_directory=dict(type="path", default="/run/nvidia-mps"),
         log_directory=dict(type="path", default="/var/log/nvidia-mps"),
         directory_mode=dict(type="str", default="0770"),

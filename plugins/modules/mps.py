@@ -23,9 +23,11 @@ description:
   - Uses C(-multiuser-server) where every GPU of the set is Volta or newer.
   - Writes C(/etc/gpuops-hardening/mps/NAME.env) for C(EnvironmentFile=) and shells, C(/etc/profile.d/gpuops-mps.sh)
     when the host has one daemon, and C(/etc/tmpfiles.d/gpuops-mps.conf), which recreates the directories at boot.
-  - Checks every input against the host before any change, refuses GPUs in MIG mode, refuses a daemon whose unit is
-    masked (a link to C(/dev/null), which writing the unit would lift; O(state=absent) leaves masks too), and refuses
-    to restart or stop a daemon whose GPUs run client processes unless O(force).
+  - Creates O(group) when missing and adds O(client_users) to it; only its members get into the pipe directories.
+  - Checks every input against the host before any change, refuses GPUs in MIG mode, refuses client users the host
+    has no account for, refuses a daemon whose unit is masked (a link to C(/dev/null), which writing the unit would
+    lift; O(state=absent) leaves masks too), and refuses to restart or stop a daemon whose GPUs run client processes
+    unless O(force).
   - Before it writes a daemon's changed unit or settings, it records the restart it owes in
     C(/var/lib/gpuops-hardening/mps-restart-pending.json), and removes the record once the daemons run on them; a
     run killed in between leaves the next run to restart them.
@@ -66,9 +68,19 @@ options:
     type: bool
     default: true
   group:
-    description: The group whose members may use the daemons; it must exist (except in check mode).
+    description:
+      - The group whose members may use the daemons. O(state=present) creates it as a system group when the host
+        lacks it (C(groupadd --system)); O(state=absent) leaves it, as it may hold users for other purposes.
     type: str
     default: gpu-mps
+  client_users:
+    description:
+      - Existing accounts to add to O(group) (C(gpasswd -a)), read through the host's name service, so LDAP or SSSD
+        accounts count.
+      - An account the host lacks fails the call before any change; the module creates no account.
+    type: list
+    elements: str
+    default: []
   pipe_directory:
     description: The folder that holds one pipe directory per daemon.
     type: path
@@ -121,6 +133,7 @@ EXAMPLES = r"""
       right: [4, 5, 6, 7]
     active_thread_percentage: 50
     pinned_mem_limit: 8G
+    client_users: [svc-triton]
 
 - name: Remove MPS and restore the compute modes
   gpuops.hardening.mps:
@@ -143,6 +156,17 @@ removed:
   type: list
   elements: str
   sample: [old]
+group_created:
+  description: Whether this call created O(group).
+  returned: always
+  type: bool
+  sample: false
+users_added:
+  description: The O(client_users) this call added to O(group).
+  returned: always
+  type: list
+  elements: str
+  sample: [svc-triton]
 compute_modes_restored:
   description: GPU UUID to the compute mode this call set back.
   returned: always

@@ -36,7 +36,7 @@ MEMLOCK_TASK = "Converge limits.d, systemd drop-ins and Docker's default-ulimits
 LOCKING_TASKS = [
     "Converge kernel VM settings", "Converge swap off, live and at boot", "Converge transparent hugepages",
     MEMLOCK_TASK, "Converge nvidia-persistenced",
-    "Converge the MIG layout", "Converge the MPS control daemons",
+    "Converge the MIG layout", "Converge the MPS group, its users and the control daemons",
 ]
 # On a converged node the precheck is the only call of site.yml's feature modules that reaches it: every feature
 # call is answered from the precheck, which holds the lock while it reads.

@@ -19,7 +19,7 @@ FEATURE_TASKS = (
     "gpuops.hardening.thp : Converge transparent hugepages",
     "gpuops.hardening.memlock : Converge limits.d, systemd drop-ins and Docker's default-ulimits",
     "gpuops.hardening.persistenced : Converge nvidia-persistenced",
-    "gpuops.hardening.mps : Converge the MPS control daemons",
+    "gpuops.hardening.mps : Converge the MPS group, its users and the control daemons",
     "gpuops.hardening.numa_binding : Gather GPU, NIC and NUMA topology facts",
     "gpuops.hardening.numa_binding : Install gpu-numa-exec and its helpers",
 )

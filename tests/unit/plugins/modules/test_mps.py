@@ -25,12 +25,13 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import mps
 from ansible_collections.gpuops.hardening.plugins.module_utils import mps_main as mps_module
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, single_gpu
+from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.fake_accounts import AccountTables
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 MPS_CONTROL = "/usr/bin/nvidia-cuda-mps-control"
 BINARIES = {"nvidia-smi": NVIDIA_SMI, "nvidia-cuda-mps-control": MPS_CONTROL, "sh": "/bin/sh",
-            "systemd-tmpfiles": "/usr/bin/systemd-tmpfiles"}
+            "systemd-tmpfiles": "/usr/bin/systemd-tmpfiles", "groupadd": "/usr/sbin/groupadd", "gpasswd": "/usr/bin/gpasswd"}
 UNIT = "gpuops-mps-all.service"
 UNIT_PATH = "/etc/systemd/system/" + UNIT
 CLIENT_PID = 51818
@@ -192,6 +193,7 @@ def make_host(tmp_path):
 
     def _make(profile="l40s_4x", edit=None):
         current = Host(tmp_path, profile, edit)
+        current.accounts = accounts
         hosts.append(current)
         FakeSystemctl.host = current
         return current
@@ -206,9 +208,13 @@ def make_host(tmp_path):
     def get_bin_path(module, name, *args, **kwargs):
         return None if name in FakeSystemctl.host.missing else BINARIES.get(name)
 
+    # The host's accounts, the same for every host of a test.
+    accounts = AccountTables(users={"root": 0, "alice": 1000, "bob": 1001})
+
     with mock.patch.object(mps_module, "Systemctl", FakeSystemctl), \
             mock.patch.object(mps_module, "run", fake_run), \
-            mock.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path):
+            mock.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path), \
+            accounts.installed():
         yield _make
     for current in hosts:
         api.stop_daemons(current.state)
@@ -274,14 +280,70 @@ def test_second_run_and_check_mode_change_nothing(make_host):
     assert _run(host, check_mode=True)["changed"] is False
 
 
-def test_check_mode_before_the_group_exists_reports_the_folders_group_as_a_change(make_host):
-    """The role creates the group just before this call; in check mode it is not there yet, and the folders that
-    exist cannot be its own."""
+def test_check_mode_before_the_group_exists_reports_the_group_and_the_folders_group_as_changes(make_host):
+    """In check mode the group the call would create is not there, and the folders that exist cannot be its own."""
     host = make_host()
     assert _run(host)["changed"]
-    result = _run(host, check_mode=True, group="gpuops-no-such-group")
+    result = _run(host, check_mode=True, group="gpuops-no-such-group", client_users=["alice"])
     assert not result["failed"] and result["changed"], result
+    assert result["group_created"] is True and result["users_added"] == ["alice"]
+    assert {"before_header": "group gpuops-no-such-group", "after_header": "group gpuops-no-such-group",
+            "before": "absent\n", "after": "members: alice\n"} in result["diff"]
     assert "owner 0:gpuops-no-such-group" in "".join(entry["after"] for entry in result["diff"])
+    assert host.accounts.commands == [] and "gpuops-no-such-group" not in host.accounts.groups
+
+
+def test_the_group_is_created_with_its_users_and_owns_the_pipe_directories(make_host):
+    host = make_host()
+    result = _run(host, group="gpu-mps", client_users=["alice", "bob"])
+    assert not result["failed"] and result["changed"], result
+    assert result["group_created"] is True and result["users_added"] == ["alice", "bob"]
+    assert host.accounts.commands == ["groupadd --system gpu-mps", "gpasswd -a alice gpu-mps", "gpasswd -a bob gpu-mps"]
+    gid, members = host.accounts.groups["gpu-mps"]
+    assert members == ["alice", "bob"] and os.stat(host.path("/run/nvidia-mps/all")).st_gid == gid
+    assert "d /run/nvidia-mps/all 0770 root gpu-mps -" in host.text(mps.TMPFILES_PATH)
+
+    host.accounts.commands[:] = []
+    again = _run(host, group="gpu-mps", client_users=["alice", "bob"])
+    assert not again["changed"] and again["group_created"] is False and again["users_added"] == [], again
+    assert host.accounts.commands == []
+
+
+def test_a_user_added_later_is_added_alone_and_the_diff_names_the_members(make_host):
+    host = make_host()
+    host.accounts.groups["gpu-mps"] = [990, ["alice"]]
+    assert not _run(host, group="gpu-mps", client_users=["alice"])["failed"]
+    host.accounts.commands[:] = []
+    result = _run(host, group="gpu-mps", client_users=["alice", "bob"])
+    assert result["changed"] and result["users_added"] == ["bob"] and result["group_created"] is False, result
+    assert host.accounts.commands == ["gpasswd -a bob gpu-mps"]
+    assert {"before_header": "group gpu-mps", "after_header": "group gpu-mps",
+            "before": "members: alice\n", "after": "members: alice, bob\n"} in result["diff"]
+
+
+def test_a_client_user_the_host_lacks_fails_before_any_change(make_host):
+    host = make_host()
+    result = _run(host, group="gpu-mps", client_users=["alice", "zed", "amy"])
+    assert result["failed"] and not result["changed"], result
+    assert result["msg"].startswith("client_users (mps_client_users in the role): zed, amy: no such account on this "
+                                    "host; nothing was changed"), result["msg"]
+    assert host.files() == [] and host.accounts.commands == [] and "gpu-mps" not in host.accounts.groups
+    # Check mode refuses it the same way, so the validation play stops the run before any role changes anything.
+    assert _run(host, check_mode=True, group="gpu-mps", client_users=["zed"])["failed"]
+
+
+def test_a_failed_gpasswd_stops_before_the_daemons(make_host):
+    host = make_host()
+    host.accounts.users["carol"] = 1002
+    host.accounts.run = lambda module, argv, timeout=30, **kwargs: (
+        (3, "", "gpasswd: cannot lock /etc/group; try again later.\n") if "gpasswd" in argv[0] else (0, "", ""))
+    host.accounts.groups["gpu-mps"] = [990, []]
+    with host.accounts.installed():
+        result = _run(host, group="gpu-mps", client_users=["carol"])
+    assert result["failed"] and result["msg"] == (
+        "gpasswd -a carol gpu-mps failed with exit code 3: gpasswd: cannot lock /etc/group; try again later.; "
+        "the daemons and their files were not changed"), result["msg"]
+    assert not os.path.exists(host.path(UNIT_PATH)) and host.calls == []
 
 
 def test_settings_changed_through_the_pipe_are_sent_again(make_host):
