@@ -17,6 +17,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files imp
     ensure_content,
     ensure_folder,
     ensure_owner,
+    removal_diff,
     remove_path,
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
@@ -55,15 +56,6 @@ def check_absent(module, folders, files):
             module.fail_json(msg="absent: %r is not a path this module may remove; give absolute paths below /" % path)
         if path in installed:
             module.fail_json(msg="absent: %s is also in folders or files; give each path once" % path)
-
-
-def removal_diff(path):
-    """What removing path takes away: a file's text, or the folder with everything below it."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        before = "directory, with everything below it\n"
-    else:
-        before = read_text(path) or ""
-    return {"before_header": path, "after_header": "%s (absent)" % path, "before": before, "after": ""}
 
 
 def in_unit_folder(root, host_path):

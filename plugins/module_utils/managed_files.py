@@ -37,6 +37,19 @@ def file_diff(path, before, after):
     }
 
 
+def removal_diff(host_path, shown_path=None):
+    """The diff entry of removing host_path: a link's target, a folder with everything below it, or a file's
+    text. shown_path is the path on the node, where host_path lies below a module's root option."""
+    shown = shown_path or host_path
+    if os.path.islink(host_path):
+        before = "symlink to %s\n" % os.readlink(host_path)
+    elif os.path.isdir(host_path):
+        before = "directory, with everything below it\n"
+    else:
+        before = read_text(host_path) or ""
+    return {"before_header": shown, "after_header": "%s (absent)" % shown, "before": before, "after": ""}
+
+
 def _current_mode(path):
     try:
         return stat.S_IMODE(os.stat(path).st_mode)

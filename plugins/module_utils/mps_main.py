@@ -16,7 +16,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.hardening.plugins.module_utils import accounts, mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, file_diff, remove_path, write_error
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, removal_diff, remove_path, write_error
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, is_masked
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
 from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
@@ -70,16 +70,9 @@ class Converger(object):
         host_path = self.host(path)
         if not os.path.lexists(host_path):
             return False
-        if os.path.isdir(host_path) and not os.path.islink(host_path):
-            self.diffs.append({"before_header": path + "/", "after_header": "%s/ (absent)" % path,
-                               "before": "directory\n", "after": ""})
-            if not self.module.check_mode:
-                remove_path(self.module, host_path)
-        else:
-            self.diffs.append(file_diff(path, read_text(host_path), ""))
-            self.diffs[-1]["after_header"] = "%s (absent)" % path
-            if not self.module.check_mode:
-                remove_path(self.module, host_path)
+        self.diffs.append(removal_diff(host_path, path))
+        if not self.module.check_mode:
+            remove_path(self.module, host_path)
         self.changed = True
         return True
 

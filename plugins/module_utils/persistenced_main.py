@@ -17,7 +17,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, remove_path
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, removal_diff, remove_path
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import PERSISTENCED_RESTART_PENDING, RecordError, UnitRecord
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit
 from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
@@ -75,8 +75,7 @@ def verify(module, nvidia_smi_path, result):
 def remove_mask(module, root, mask_path, diffs):
     """Take away the link to /dev/null that masks the unit (what systemctl unmask does)."""
     host_path = under_root(root, mask_path)
-    diffs.append({"before_header": mask_path, "after_header": "%s (absent)" % mask_path,
-                  "before": "symlink to %s\n" % os.readlink(host_path) if os.path.islink(host_path) else "", "after": ""})
+    diffs.append(removal_diff(host_path, mask_path))
     if not module.check_mode:
         try:
             os.unlink(host_path)
@@ -142,8 +141,7 @@ def remove_legacy_unit(module, systemctl, diffs, result):
     if not os.path.exists(path):
         return False
     systemctl.disable(os.path.basename(persistenced.LEGACY_UNIT_PATH))
-    diffs.append({"before_header": persistenced.LEGACY_UNIT_PATH, "after_header": "%s (absent)" % persistenced.LEGACY_UNIT_PATH,
-                  "before": read_text(path) or "", "after": ""})
+    diffs.append(removal_diff(path, persistenced.LEGACY_UNIT_PATH))
     result["legacy_unit_removed"] = persistenced.LEGACY_UNIT_PATH
     if not module.check_mode:
         remove_path(module, path)

@@ -16,7 +16,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import live_apply_blocker
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content, removal_diff
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
@@ -101,7 +101,7 @@ def remove_unit(module, path, diffs):
     systemctl = Systemctl(module, timeout=module.params["timeout"])
     # Disable first: systemctl reads the unit's [Install] section to undo it.
     systemctl.disable(os.path.basename(path))
-    diffs.append({"before_header": path, "after_header": "%s (absent)" % path, "before": text, "after": ""})
+    diffs.append(removal_diff(path))
     if not module.check_mode:
         try:
             os.unlink(path)

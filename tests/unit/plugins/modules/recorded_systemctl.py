@@ -13,21 +13,23 @@ import contextlib
 from unittest import mock
 
 
-class RecordedSystemctl:
-    """Enabled units and the calls made, kept on the class so a test can read them after the module ran."""
-
-    enabled = set()
-    calls = []
+class UnitEnablement:
+    """enable, disable and daemon-reload, kept in the enabled set and calls list of the object that
+    ``books`` returns (a test's host, or the class itself)."""
 
     def __init__(self, module, timeout=60):
         self.module = module
 
+    @property
+    def books(self):
+        raise NotImplementedError
+
     def is_enabled(self, unit):
-        return unit in RecordedSystemctl.enabled
+        return unit in self.books.enabled
 
     def daemon_reload(self):
         if not self.module.check_mode:
-            RecordedSystemctl.calls.append("daemon-reload")
+            self.books.calls.append("daemon-reload")
 
     def enable(self, unit):
         return self._set(unit, True)
@@ -36,12 +38,23 @@ class RecordedSystemctl:
         return self._set(unit, False)
 
     def _set(self, unit, wanted):
-        if (unit in RecordedSystemctl.enabled) == wanted:
+        if (unit in self.books.enabled) == wanted:
             return False
         if not self.module.check_mode:
-            (RecordedSystemctl.enabled.add if wanted else RecordedSystemctl.enabled.discard)(unit)
-            RecordedSystemctl.calls.append(("enable " if wanted else "disable ") + unit)
+            (self.books.enabled.add if wanted else self.books.enabled.discard)(unit)
+            self.books.calls.append(("enable " if wanted else "disable ") + unit)
         return True
+
+
+class RecordedSystemctl(UnitEnablement):
+    """Enabled units and the calls made, kept on the class so a test can read them after the module ran."""
+
+    enabled = set()
+    calls = []
+
+    @property
+    def books(self):
+        return RecordedSystemctl
 
 
 @contextlib.contextmanager

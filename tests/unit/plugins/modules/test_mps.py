@@ -27,6 +27,7 @@ from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, single_gpu
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.fake_accounts import AccountTables
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import UnitEnablement
 
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 MPS_CONTROL = "/usr/bin/nvidia-cuda-mps-control"
@@ -103,13 +104,14 @@ def _lines(text, key):
     return [line[len(key) + 1:] for line in text.splitlines() if line.startswith(key + "=")]
 
 
-class FakeSystemctl:
+class FakeSystemctl(UnitEnablement):
     """systemctl against the emulator: the unit's Exec lines, run as systemd would."""
 
     host = None
 
-    def __init__(self, module, timeout=60):
-        self.module = module
+    @property
+    def books(self):
+        return self.host
 
     def _unit(self, unit):
         text = self.host.text("/etc/systemd/system/" + unit)
@@ -121,26 +123,6 @@ class FakeSystemctl:
             if argv[0] == NVIDIA_SMI:
                 rc, dummy, err = self.host.smi(argv[1:])
                 assert rc == 0, err
-
-    def daemon_reload(self):
-        if not self.module.check_mode:
-            self.host.calls.append("daemon-reload")
-
-    def enable(self, unit):
-        if unit in self.host.enabled:
-            return False
-        if not self.module.check_mode:
-            self.host.enabled.add(unit)
-            self.host.calls.append("enable " + unit)
-        return True
-
-    def disable(self, unit):
-        if unit not in self.host.enabled:
-            return False
-        if not self.module.check_mode:
-            self.host.enabled.discard(unit)
-            self.host.calls.append("disable " + unit)
-        return True
 
     def _pipe(self, unit):
         """The pipe the unit's daemon was started on: systemd follows its main pid, not the unit file."""

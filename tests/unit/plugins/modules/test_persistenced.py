@@ -19,6 +19,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import persistenc
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced_main as persistenced_module
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, units
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import UnitEnablement
 
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 PACKAGED = "/lib/systemd/system/nvidia-persistenced.service"
@@ -67,29 +68,8 @@ class Host:
 def host(tmp_path):
     current = Host(tmp_path)
 
-    class FakeSystemctl:
-        def __init__(self, module, timeout=60):
-            self.module = module
-
-        def daemon_reload(self):
-            if not self.module.check_mode:
-                current.calls.append("daemon-reload")
-
-        def enable(self, unit):
-            if unit in current.enabled:
-                return False
-            if not self.module.check_mode:
-                current.enabled.add(unit)
-                current.calls.append("enable " + unit)
-            return True
-
-        def disable(self, unit):
-            if unit not in current.enabled:
-                return False
-            if not self.module.check_mode:
-                current.enabled.discard(unit)
-                current.calls.append("disable " + unit)
-            return True
+    class FakeSystemctl(UnitEnablement):
+        books = current
 
         def show(self, units_, properties):
             return [{"ActiveState": "active" if current.daemon_running() else "inactive"}]
