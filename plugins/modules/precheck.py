@@ -39,6 +39,16 @@ options:
     elements: str
     choices: [gpu_numa_facts, installed_files, memlock, mps, nvidia_mig, persistenced, swap_off, sysctl_settings, thp]
     default: [gpu_numa_facts, installed_files, memlock, mps, nvidia_mig, persistenced, swap_off, sysctl_settings, thp]
+  gather_subset:
+    description:
+      - Also gather the host's facts of these subsets, as C(ansible.builtin.setup) does with the same value, from
+        Ansible's own fact collectors, and return them as RV(ansible_facts).
+      - The plays after it then need no fact gathering of their own; C(playbooks/site.yml) passes V(min) and gathers
+        nothing else on its GPU nodes.
+      - Empty gathers none.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     description: Reads the same way in both modes; it never changes anything.
@@ -49,7 +59,8 @@ attributes:
 notes:
   - The O(timeout) option is accepted for the shared options' sake; each recorded call runs with its own timeout.
   - What a recorded call reads (files, live values, C(systemctl) and C(nvidia-smi)) is read once here, instead of
-    once per call; a no-op run of C(site.yml) makes two calls on a node that uses neither MIG nor MPS, not ten.
+    once per call. With O(gather_subset), as C(site.yml) sets it, a no-op run of C(site.yml) makes this one call
+    on each GPU node.
   - A record stays until the same use of its module is called again; one that no role calls any more (the
     C(nvidia_mig) call of a node whose role now has C(mig_state=absent)) is still checked, which costs its reads
     and nothing else.
@@ -58,6 +69,11 @@ notes:
 EXAMPLES = r"""
 - name: Check every feature converged on this node before, in one call
   gpuops.hardening.precheck:
+  register: gpuops_precheck
+
+- name: The same, and the facts a play would gather with gather_subset min
+  gpuops.hardening.precheck:
+    gather_subset: [min]
   register: gpuops_precheck
 """
 
@@ -89,6 +105,11 @@ features:
       description: The call's result in check mode; C(changed) true when it would change the node.
       type: dict
       sample: {changed: false, failed: false, warnings: []}
+ansible_facts:
+  description: The facts of O(gather_subset), named as C(ansible.builtin.setup) names them; none when it is empty.
+  returned: when O(gather_subset) is not empty
+  type: dict
+  sample: {ansible_os_family: Debian, ansible_distribution: Ubuntu, ansible_service_mgr: systemd}
 in_sync:
   description: The modules of RV(features) whose check would change nothing.
   returned: always
@@ -104,22 +125,26 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
 from ansible_collections.gpuops.hardening.plugins.module_utils.precheck import FEATURES, check_recorded
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
+from ansible_collections.gpuops.hardening.plugins.module_utils.setup_facts import gather
 
 
 def main():
     argument_spec = host_argument_spec()
     argument_spec.update(
         modules=dict(type="list", elements="str", choices=sorted(FEATURES), default=sorted(FEATURES)),
+        gather_subset=dict(type="list", elements="str", default=[]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.precheck", in_check_mode=True)
     features = check_recorded(module.params["root"], set(module.params["modules"]))
+    facts = dict(ansible_facts=gather(module, module.params["gather_subset"])) if module.params["gather_subset"] else {}
     module.exit_json(
         changed=False,
         token=uuid.uuid4().hex,
         features=features,
         in_sync=sorted(set(entry["module"] for entry in features
                            if not entry["result"].get("changed") and not entry["result"].get("failed"))),
+        **facts
     )
 
 

@@ -60,3 +60,9 @@ def test_a_drifted_file_is_put_back_and_every_later_call_goes_to_the_node(host):
     assert all(printed[task].startswith("ok:") for task in FEATURE_TASKS[thp + 1:]), printed
     assert host.file(THP_UNIT).content_string == unit
     assert _answered(_site(host)) == list(FEATURE_TASKS)
+
+
+def test_the_facts_the_precheck_gathers_for_site_yml_are_those_setup_gathers(host):
+    """site.yml's plays gather no facts of their own: the precheck's must be setup's, fact for fact."""
+    rc, output = run_playbook("molecule/default/plays/precheck_facts.yml", host.backend.get_hostname())
+    assert rc == 0, output[-3000:]

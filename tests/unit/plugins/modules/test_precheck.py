@@ -161,3 +161,20 @@ def test_the_precheck_holds_the_node_lock_through_every_check(host):
         assert _precheck(host)["in_sync"] == ["thp"]
     # Held by the precheck while the call ran, and let go when the precheck ended.
     assert seen == [1] and run_lock.locks_held() == 0
+
+
+def test_gather_subset_min_returns_the_minimal_facts_named_as_setup_names_them(host):
+    """molecule/default/tests/test_precheck.py compares them with setup's own on a lab node, key for key."""
+    facts = _precheck(host, gather_subset=["min"])["ansible_facts"]
+    for name in ("ansible_os_family", "ansible_distribution", "ansible_distribution_major_version", "ansible_pkg_mgr",
+                 "ansible_service_mgr", "ansible_system", "ansible_python", "ansible_local", "ansible_env"):
+        assert name in facts, name
+    assert facts["gather_subset"] == ["min"] and facts["module_setup"] is True
+    # Only the minimal subset: no hardware or network facts.
+    assert "ansible_memtotal_mb" not in facts and "ansible_default_ipv4" not in facts
+
+
+def test_no_gather_subset_returns_no_facts_and_an_unknown_subset_fails(host):
+    assert "ansible_facts" not in _precheck(host)
+    result = run_module(precheck_module.main, dict(root=str(host), gather_subset=["gpus"]))
+    assert result["failed"] and result["msg"].startswith("gather_subset: ") and "gpus" in result["msg"], result
