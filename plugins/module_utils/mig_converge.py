@@ -8,7 +8,7 @@ The engine of the nvidia_mig module and of the boot-time MIG script.
 Contract::
 
     result = converge(smi, layouts, force=False, reset=True, check_mode=False,
-                      clients=None, root="/", require_applied=False)
+                      clients=None, root="/", require_applied=False, gpus=None)
 
 ``smi.call(args, allowed_rc=(0,))`` runs ``nvidia-smi *args`` and returns its
 stdout, or raises SmiError with the command's text. ``layouts`` is ``{gpu index:
@@ -17,7 +17,8 @@ names them, see mig_plan). ``clients`` is None (nothing to stop: at boot, before
 any GPU client runs) or has ``stop()``, which returns the units it stopped or
 raises ClientError (after starting again those it had stopped), and
 ``start(units)``, which returns the units that failed to start, as text. ``root``
-is where ``/sys`` is read from.
+is where ``/sys`` is read from. ``gpus`` is the GPU query a caller made just before
+(mig_survey.read_gpus); None reads it here.
 
 The result is ``{"changed", "applied", "reboot_required", "layouts", "gpus",
 "clients_stopped", "warnings"}``: ``layouts`` as given with string keys, ``gpus``
@@ -297,13 +298,14 @@ def _reset_cause(smi, index, text):
     return text, False
 
 
-def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=None, root="/", require_applied=False):
+def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=None, root="/", require_applied=False,
+             gpus=None):
     """Plan every declared GPU, then apply; see the module docstring for the contract."""
     result = {"changed": False, "applied": False, "reboot_required": False, "gpus": [], "clients_stopped": [],
               "warnings": [], "layouts": dict((str(index), {"mig_enabled": layout["mig_enabled"],
                                                             "mig_devices": dict(layout["mig_devices"])})
                                               for index, layout in sorted(layouts.items()))}
-    gpus = read_gpus(smi)
+    gpus = read_gpus(smi) if gpus is None else gpus
     unknown = sorted(set(layouts) - set(int(g["index"]) for g in gpus))
     if unknown:
         raise MigError("GPU %s is not on this host (GPUs: %s); nothing was changed" % (

@@ -139,9 +139,10 @@ def main():
         module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=bool(restarted), gpus=[],
                          clients_restarted=restarted)
     try:
-        layouts = declared_layouts(module, read_gpus(smi))
+        gpus = read_gpus(smi)
+        layouts = declared_layouts(module, gpus)
         result = converge(smi, layouts, force=params["force"], reset=params["reset"], check_mode=module.check_mode,
-                          clients=clients, root=params["root"], require_applied=params["require_applied"])
+                          clients=clients, root=params["root"], require_applied=params["require_applied"], gpus=gpus)
     except SmiError as error:
         module.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
     except MigError as error:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import precheck, receipts
+from ansible_collections.gpuops.hardening.plugins.module_utils import mig_survey, precheck, receipts
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import LAYOUT, mig_layouts, run_mig
 
@@ -30,6 +30,8 @@ def test_a_converged_layout_is_in_sync_and_the_check_changes_no_gpu(mig_node):
     assert checked["result"]["changed"] is False and not checked["result"]["failed"], checked
     assert node.mig_uuids() == before
     assert not [call for call in node.calls[calls:] if "-cgi" in call or "-dgi" in call or "-mig" in call]
+    # The module reads the GPUs once, for the layouts and the plan both.
+    assert node.calls[calls:].count(mig_survey.QUERY) == 1, node.calls[calls:]
 
 
 def test_a_destroyed_instance_makes_the_call_go_to_the_node(mig_node):
