@@ -49,6 +49,12 @@ options:
     type: list
     elements: str
     default: []
+  fact_path:
+    description:
+      - Where the local facts (C(ansible_local)) are read from, with O(gather_subset); the option of
+        C(ansible.builtin.setup) of the same name.
+    type: path
+    default: /etc/ansible/facts.d
 attributes:
   check_mode:
     description: Reads the same way in both modes; it never changes anything.
@@ -133,11 +139,13 @@ def main():
     argument_spec.update(
         modules=dict(type="list", elements="str", choices=sorted(FEATURES), default=sorted(FEATURES)),
         gather_subset=dict(type="list", elements="str", default=[]),
+        fact_path=dict(type="path", default="/etc/ansible/facts.d"),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.precheck", in_check_mode=True)
-    features = check_recorded(module.params["root"], set(module.params["modules"]))
+    # Facts first, as a process of their own would see the host: the checks below run modules in this process.
     facts = dict(ansible_facts=gather(module, module.params["gather_subset"])) if module.params["gather_subset"] else {}
+    features = check_recorded(module.params["root"], set(module.params["modules"]))
     module.exit_json(
         changed=False,
         token=uuid.uuid4().hex,
