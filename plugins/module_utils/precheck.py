@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import traceback
 
 from ansible.module_utils import basic
@@ -20,6 +21,7 @@ from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import receipts
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import shared_reads
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_numa_facts_main import main as gpu_numa_facts
 from ansible_collections.gpuops.hardening.plugins.module_utils.installed_files_main import main as installed_files
 from ansible_collections.gpuops.hardening.plugins.module_utils.memlock_main import main as memlock
@@ -43,6 +45,22 @@ FEATURES = {
     "sysctl_settings": sysctl_settings,
     "thp": thp,
 }
+
+
+# nvidia-smi's queries that only read (nvidia-smi(1): -q, -L, --query-*, topo -m, and mig's -l listings):
+# several recorded calls ask the same (the facts and nvidia_mig both read -q -x, the slowest), and in the
+# precheck nothing changes between them, so each is asked once.
+_READ_ONLY_MIG_LISTINGS = ("-lgip", "-lgipp", "-lgi", "-lci", "-lcip")
+
+
+def is_shared_query(argv):
+    """True for an nvidia-smi call that only reads, in the forms the feature modules use."""
+    if os.path.basename(argv[0]) != "nvidia-smi" or len(argv) < 2:
+        return False
+    first = argv[1]
+    if first == "mig":
+        return len(argv) == 3 and argv[2] in _READ_ONLY_MIG_LISTINGS
+    return first in ("-q", "-L") or first.startswith("--query-") or argv[1:] == ["topo", "-m"]
 
 
 class ModuleExit(Exception):
@@ -106,10 +124,12 @@ def check_call(module_name, args):
 
 
 def check_recorded(root, modules):
-    """[{module, args, result}] for every recorded call of the given modules, in the record's order."""
+    """[{module, args, result}] for every recorded call of the given modules, in the record's order; the
+    nvidia-smi queries the calls share are asked once."""
     checked = []
-    for key, call in sorted(receipts.load(root).items()):
-        if call["module"] in modules:
-            checked.append({"module": call["module"], "args": call["args"],
-                            "result": check_call(call["module"], call["args"]), "use": key})
+    with shared_reads(is_shared_query):
+        for key, call in sorted(receipts.load(root).items()):
+            if call["module"] in modules:
+                checked.append({"module": call["module"], "args": call["args"],
+                                "result": check_call(call["module"], call["args"]), "use": key})
     return checked

@@ -67,6 +67,8 @@ notes:
   - What a recorded call reads (files, live values, C(systemctl) and C(nvidia-smi)) is read once here, instead of
     once per call. With O(gather_subset), as C(site.yml) sets it, a no-op run of C(site.yml) makes this one call
     on each GPU node.
+  - An C(nvidia-smi) query that several recorded calls make (C(-q -x), by C(gpu_numa_facts) and C(nvidia_mig)) is
+    asked once, since the calls run in check mode and nothing changes between them.
   - A record stays until the same use of its module is called again; one that no role calls any more (the
     C(nvidia_mig) call of a node whose role now has C(mig_state=absent)) is still checked, which costs its reads
     and nothing else.
