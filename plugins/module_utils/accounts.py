@@ -21,20 +21,18 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 GROUPADD_NAME_IN_USE = 9
 
 
-def group_id(name):
-    """The gid of the group name, or None when the host has no such group."""
+def read_group(name):
+    """The group's entry (gr_gid, gr_mem: its listed members), or None when the host has no such group."""
     try:
-        return grp.getgrnam(name).gr_gid
+        return grp.getgrnam(name)
     except KeyError:
         return None
 
 
-def group_members(name):
-    """The group's listed members, sorted (users whose primary group it is are not listed); [] without it."""
-    try:
-        return sorted(grp.getgrnam(name).gr_mem)
-    except KeyError:
-        return []
+def group_id(name):
+    """The gid of the group name, or None when the host has no such group."""
+    entry = read_group(name)
+    return None if entry is None else entry.gr_gid
 
 
 def missing_accounts(users):
@@ -48,13 +46,9 @@ def missing_accounts(users):
     return missing
 
 
-def members_to_add(group, users):
-    """The users, in order and once each, not yet in group: neither listed as members nor with it as their
-    primary group. All of them when the group does not exist."""
-    try:
-        entry = grp.getgrnam(group)
-    except KeyError:
-        entry = None
+def members_to_add(entry, users):
+    """The users, in order and once each, not yet in the group of entry (read_group): neither listed as
+    members nor with it as their primary group. All of them when entry is None (no such group)."""
     wanted = []
     for user in users:
         if user in wanted:

@@ -72,10 +72,10 @@ def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
     environment (the C locale always applies).
     """
     outcomes = _SharedReads.outcomes
-    key = (tuple(argv), data, tuple(sorted((environ or {}).items())))
     if outcomes is None or not _SharedReads.is_read(argv):
         rc, out, err = _run_once(module, argv, timeout, data, environ)
     else:
+        key = (tuple(argv), data, tuple(sorted((environ or {}).items())))
         if key not in outcomes:
             try:
                 outcomes[key] = _run_once(module, argv, timeout, data, environ)

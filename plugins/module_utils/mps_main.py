@@ -253,21 +253,21 @@ def converge_group(converger):
     """The group exists, as a system group, with every client user in it; returns its gid (None in check
     mode before the group exists: the folders' group is then bound to change)."""
     group, users = converger.params["group"], converger.params["client_users"]
-    gid = accounts.group_id(group)
-    adding = accounts.members_to_add(group, users)
-    if gid is not None and not adding:
-        return gid
-    members = accounts.group_members(group)
+    entry = accounts.read_group(group)
+    adding = accounts.members_to_add(entry, users)
+    if entry is not None and not adding:
+        return entry.gr_gid
+    members = sorted(entry.gr_mem) if entry is not None else []
     converger.diffs.append({"before_header": "group %s" % group, "after_header": "group %s" % group,
-                            "before": "absent\n" if gid is None else "members: %s\n" % ", ".join(members),
+                            "before": "absent\n" if entry is None else "members: %s\n" % ", ".join(members),
                             "after": "members: %s\n" % ", ".join(sorted(members + adding))})
     converger.changed = True
-    converger.result["group_created"] = gid is None
+    converger.result["group_created"] = entry is None
     converger.result["users_added"] = adding
     if converger.module.check_mode:
-        return gid
+        return None if entry is None else entry.gr_gid
     changer = accounts.Accounts(converger.module, converger.params["timeout"])
-    error = changer.create_group(group) if gid is None else None
+    error = changer.create_group(group) if entry is None else None
     for user in adding:
         if error:
             break
