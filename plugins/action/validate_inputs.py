@@ -50,7 +50,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         role = self._task.args.get("role")
-        roles = load_roles(ROLES_DIR, self._loader.load_from_file)
+        roles = load_roles(ROLES_DIR)
         if role is not None and (role == COLLECTION_ROLE or role not in roles):
             result.update(failed=True, msg="role: got %r; allowed: %s" % (
                 role, ", ".join(name for name in roles if name != COLLECTION_ROLE)))

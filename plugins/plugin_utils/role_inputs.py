@@ -42,10 +42,15 @@ class RoleFiles(object):
         return self.profiles.get(profile) or {}
 
 
+# libyaml's parser where PyYAML was built with it: every role's validate.yml reads every role's files, and it
+# parses them ten times faster than the pure-Python one (and than Ansible's loader, which tags every value).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_yaml_file(path):
-    """One YAML file, parsed with PyYAML: the reader of callers that have no Ansible loader (filters, tests)."""
+    """One YAML file, parsed with PyYAML's safe loader: the inputs read from the roles' files are plain data."""
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=_SAFE_LOADER)  # nosec B506: a safe loader
 
 
 def load_roles(roles_dir, read_yaml=read_yaml_file):

@@ -217,13 +217,13 @@ def test_the_boot_service_has_no_ordering_cycle(host):
 
 BOOT_SERVICE_FILES = ("/etc/systemd/system/gpuops-mig.service", "/usr/local/libexec/gpuops-mig-boot",
                       "/etc/gpuops-hardening/mig/layout.json", "/usr/local/lib/gpuops-hardening/mig")
-REMOVE_TASK = "gpuops.hardening.mig : Disable and remove the boot service and its files"
+BOOT_TASK = "gpuops.hardening.mig : Converge the boot service, its MIG engine and the declared layout"
 
 
 def test_mig_state_absent_disables_and_removes_the_boot_service_and_keeps_the_layout(host, declared_layout_back):
     before = mig_devices(host)
     output = _converge({"mig_state": "absent"})
-    assert task_status(output, REMOVE_TASK, "gpu-mig") == "changed", output
+    assert task_status(output, BOOT_TASK, "gpu-mig") == "changed", output
     assert host.run("systemctl is-enabled gpuops-mig.service").rc != 0
     assert not host.file("/etc/systemd/system/multi-user.target.wants/gpuops-mig.service").exists
     for path in BOOT_SERVICE_FILES:
@@ -233,12 +233,11 @@ def test_mig_state_absent_disables_and_removes_the_boot_service_and_keeps_the_la
     assert mig_devices(host) == before, "absent leaves the GPUs' MIG state as it is"
 
     again = _converge({"mig_state": "absent"})
-    assert task_status(again, REMOVE_TASK, "gpu-mig") == "ok", again
+    assert task_status(again, BOOT_TASK, "gpu-mig") == "ok", again
     assert re.search(r"gpu-mig\s*:\s*ok=\d+\s+changed=0\s", again), again
 
     back = _converge()
-    assert task_status(back, "gpuops.hardening.mig : Install and enable the boot service, its MIG engine and the "
-                             "declared layout", "gpu-mig") == "changed", back
+    assert task_status(back, BOOT_TASK, "gpu-mig") == "changed", back
     assert host.service("gpuops-mig.service").is_enabled
     for path in BOOT_SERVICE_FILES:
         assert host.file(path).exists, path
@@ -252,8 +251,7 @@ def test_a_no_op_site_run_answers_every_mig_call_from_the_precheck(host):
     # The validation play's check of the layout, then the role's own call.
     layout_calls = [block.split("\nTASK [", 1)[0] for block in output.split("TASK [gpuops.hardening.mig : Converge the MIG layout]")[1:]]
     assert len(layout_calls) == 2 and all(answered in text and "ok: [gpu-mig]" in text for text in layout_calls), output
-    boot = task_output(output, "gpuops.hardening.mig : Install and enable the boot service, its MIG engine and the "
-                               "declared layout", "gpu-mig")
+    boot = task_output(output, BOOT_TASK, "gpu-mig")
     assert boot.startswith("ok:") and answered in boot, boot
 
 
