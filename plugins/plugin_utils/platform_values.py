@@ -16,7 +16,7 @@ def platform_keys(facts):
     missing = [name for name in PLATFORM_FACTS if not (facts or {}).get(name)]
     if missing:
         raise ValueError("platform_values needs the facts %s, and the node has no %s; gather them first "
-                         "(ansible.builtin.setup with gather_subset [min], as every role's set_vars.yml does)"
+                         "(ansible.builtin.setup with gather_subset [min], as the set_vars.yml of a role with platform values does)"
                          % (", ".join(PLATFORM_FACTS), ", ".join(missing)))
     distribution = str(facts["distribution"])
     return [DEFAULT_ENTRY, str(facts["os_family"]), distribution,
