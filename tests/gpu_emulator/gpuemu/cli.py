@@ -3,14 +3,21 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The entry point behind every emulated tool: load the state, apply faults, run."""
 
+import importlib
 import os
 import sys
 
-from . import cuda_app, faults, gpu_holder, mps, persistenced, smi, state as state_file, texts
+from . import faults, gpu_holder, state as state_file, texts
 
 TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app", "gpu-holder")
 # Installed names that differ from the tool name.
 BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
+
+
+def _tool(name):
+    """The module of one tool, imported when that tool runs: every emulated call is a new process, and
+    importing all of them (the XML renderer pulls in urllib) cost more than most calls' work."""
+    return importlib.import_module("." + name, __package__)
 
 
 def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
@@ -39,15 +46,15 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
             stderr.write(err)
             return rc
     if tool == "nvidia-smi":
-        rc, out = smi.run(state, list(argv), path)
+        rc, out = _tool("smi").run(state, list(argv), path)
         stdout.write(out)
         return rc
     if tool == "nvidia-persistenced":
-        return persistenced.main(list(argv), path, stdout, stderr)
+        return _tool("persistenced").main(list(argv), path, stdout, stderr)
     if tool == "nvidia-cuda-mps-control":
-        return mps.main(list(argv), path, environ, stdin, stdout, stderr)
+        return _tool("mps").main(list(argv), path, environ, stdin, stdout, stderr)
     if tool == "cuda-app":
-        return cuda_app.main(list(argv), state, path, environ, stdout, stderr)
+        return _tool("cuda_app").main(list(argv), state, path, environ, stdout, stderr)
     if tool == "gpu-holder":
         return gpu_holder.main(list(argv), state, path, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)

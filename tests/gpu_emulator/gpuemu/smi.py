@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi: option parsing and dispatch to the renderers and controls."""
 
-from . import pci, runtime, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, smi_xml, state as state_file, texts
+from . import pci, runtime, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, state as state_file, texts
 
 OPTIONS = {
     "-i": "id", "--id": "id",
@@ -136,6 +136,8 @@ def run(state, argv, state_path):
             return texts.RC_INVALID_ARGUMENT, texts.OPTION_NOT_VALID % "-i"
         return texts.RC_OK, smi_list.render(state, gpus)
     if options.get("query") and options.get("xml"):
+        # Imported here: xml.sax.saxutils brings urllib, which no other query needs.
+        from . import smi_xml
         return texts.RC_OK, smi_xml.render(state, gpus)
     if options.get("xml"):
         return texts.RC_INVALID_ARGUMENT, texts.XML_NEEDS_QUERY
