@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The collection's playbooks and roles turn Ansible's argument-spec task off only where validate_inputs does its work.
+"""Every run checks the inputs before the first change, and no run checks the same inputs twice in a row.
 
-Ansible puts a validate_argument_spec task first in every role that has meta/argument_specs.yml. Each role's
-first task, validate_inputs, checks the same spec with the same validator, so the playbooks import (and the roles
-include) each role with rolespec_validate: false. These tests hold the three things that makes safe: every role
-starts with validate_inputs for itself, the validator sees every key of the spec that validates, and it rejects
-what Ansible's task rejects, in Ansible's words.
+Each role's main.yml runs validate_inputs, then features.yml. The playbooks that run the validation play first
+import each role at features.yml with that play's result; the others, and roles that include a role, turn off the
+argument-spec task Ansible would put before validate_inputs, which checks the same spec with the same validator.
+These tests hold what makes that safe: every role starts with validate_inputs for itself, features.yml is imported
+only after a validation play and with its result, and the validator sees every key of the spec that validates and
+rejects what Ansible's task rejects, in Ansible's words.
 """
 
 from __future__ import annotations
@@ -49,14 +50,14 @@ def tasks_in(node):
 
 
 def collection_role_uses():
-    """(file, task or play, how) for every use of one of the collection's roles."""
+    """(file, task or play, the role's entry, how) for every use of one of the collection's roles."""
     for path in collection_files():
         for task in tasks_in(read_yaml_file(path) or []):
             for entry in task.get("roles") or []:
-                yield path, entry, "roles"
+                yield path, task, entry, "roles"
             for action in ROLE_INCLUDES:
                 if action in task and str(task[action].get("name", "")).startswith("gpuops.hardening."):
-                    yield path, task[action], action
+                    yield path, task, task[action], action
 
 
 def has_argument_spec(entry):
@@ -72,9 +73,34 @@ def has_argument_spec(entry):
 def test_every_use_of_a_collection_role_skips_the_repeated_check():
     uses = list(collection_role_uses())
     assert len(uses) >= 10, "the playbooks and roles use the collection's roles; the parser found too few"
-    wrong = ["%s: %s" % (os.path.relpath(path, ROOT), entry) for path, entry, how in uses
+    wrong = ["%s: %s" % (os.path.relpath(path, ROOT), entry) for path, dummy, entry, how in uses
              if has_argument_spec(entry) and (how == "roles" or entry.get("rolespec_validate") is not False)]
     assert not wrong, "list roles through import_role/include_role with rolespec_validate: false: %s" % wrong
+
+
+FEATURES = "features.yml"
+TUNING_ROLES = sorted(role for role in ROLES if os.path.exists(os.path.join(ROOT, "roles", role, "tasks", FEATURES)))
+
+
+@pytest.mark.parametrize("role", TUNING_ROLES)
+def test_main_is_the_check_then_the_features(role):
+    main = read_yaml_file(os.path.join(ROOT, "roles", role, "tasks", "main.yml"))
+    assert [list(task)[1:] for task in main] == [["ansible.builtin.import_tasks", "tags"], ["ansible.builtin.import_tasks"]]
+    assert [task["ansible.builtin.import_tasks"] for task in main] == ["validate.yml", FEATURES]
+
+
+def test_features_are_imported_only_after_the_validation_play_with_its_result():
+    uses = [(path, task, entry) for path, task, entry, how in collection_role_uses() if entry.get("tasks_from") == FEATURES]
+    assert len(uses) >= 9, "site.yml imports every tuning role at its features"
+    for path, task, entry in uses:
+        plays = read_yaml_file(path)
+        using = next(index for index, play in enumerate(plays) if any(
+            item.get("ansible.builtin.import_role") == entry for item in tasks_in(play.get("tasks") or [])))
+        assert any(play.get("ansible.builtin.import_playbook") == "validate.yml" for play in plays[:using]), \
+            "%s imports %s at features.yml without the validation play before it" % (path, entry["name"])
+        role = entry["name"].replace("gpuops.hardening.", "")
+        given = task["vars"]["__%s_validation" % role]
+        assert given["inputs"] == "{{ validate_inputs.roles.%s }}" % role, path
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))
