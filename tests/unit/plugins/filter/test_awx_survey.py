@@ -43,6 +43,9 @@ def playbook_roles(path):
             roles |= playbook_roles(os.path.join(os.path.dirname(path), play["ansible.builtin.import_playbook"]))
         for role in play.get("roles", []):
             roles.add(role["role"].split(".")[-1])
+        for task in play.get("tasks") or []:
+            if "ansible.builtin.import_role" in task:
+                roles.add(task["ansible.builtin.import_role"]["name"].split(".")[-1])
     return roles
 
 
