@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 
 import pytest
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -101,6 +102,19 @@ def test_features_are_imported_only_after_the_validation_play_with_its_result():
         role = entry["name"].replace("gpuops.hardening.", "")
         given = task["vars"]["__%s_validation" % role]
         assert given["inputs"] == "{{ validate_inputs.roles.%s }}" % role, path
+        # What the role reads of its own check's result, the play hands over from the validation play's.
+        assert set(given) == validation_keys_read(role), path
+        if "roles" in given:
+            assert given["roles"] == "{{ validate_inputs.roles }}", path
+
+
+def validation_keys_read(role):
+    """The keys of __<role>_validation the role's vars and tasks read."""
+    read = set()
+    for path in glob.glob(os.path.join(ROOT, "roles", role, "*", "*.yml")):
+        with open(path, encoding="utf-8") as handle:
+            read.update(re.findall(r"__%s_validation\.(\w+)" % role, handle.read()))
+    return read
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))
