@@ -14,10 +14,16 @@ TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-a
 BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
 
 
-def _tool(name):
-    """The module of one tool, imported when that tool runs: every emulated call is a new process, and
-    importing all of them (the XML renderer pulls in urllib) cost more than most calls' work."""
-    return importlib.import_module("." + name, __package__)
+# The module behind each tool. Only the one that runs is imported: every emulated call is a new
+# process, and importing all of them (the XML renderer pulls in urllib) cost more than most calls' work.
+MODULES = {"nvidia-smi": "smi", "nvidia-persistenced": "persistenced", "nvidia-cuda-mps-control": "mps",
+           "cuda-app": "cuda_app"}
+
+
+def load(tool):
+    """The module that runs tool, imported now. A caller that gives up its privileges before running
+    a tool (tests that run one as another uid) loads it first, while it can still read the code."""
+    return importlib.import_module("." + MODULES[tool], __package__)
 
 
 def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
@@ -46,15 +52,15 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
             stderr.write(err)
             return rc
     if tool == "nvidia-smi":
-        rc, out = _tool("smi").run(state, list(argv), path)
+        rc, out = load("nvidia-smi").run(state, list(argv), path)
         stdout.write(out)
         return rc
     if tool == "nvidia-persistenced":
-        return _tool("persistenced").main(list(argv), path, stdout, stderr)
+        return load("nvidia-persistenced").main(list(argv), path, stdout, stderr)
     if tool == "nvidia-cuda-mps-control":
-        return _tool("mps").main(list(argv), path, environ, stdin, stdout, stderr)
+        return load("nvidia-cuda-mps-control").main(list(argv), path, environ, stdin, stdout, stderr)
     if tool == "cuda-app":
-        return _tool("cuda_app").main(list(argv), state, path, environ, stdout, stderr)
+        return load("cuda-app").main(list(argv), state, path, environ, stdout, stderr)
     if tool == "gpu-holder":
         return gpu_holder.main(list(argv), state, path, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)

@@ -41,6 +41,8 @@ def _child(identity, tool, argv, environ, stdin_text, out_fd, err_fd):
     code = 70
     try:
         if identity:
+            # The collection may lie where the other uid cannot read it (CI builds under /root).
+            cli.load(tool)
             uid, gid, groups = identity
             os.setgroups(groups)
             os.setgid(gid)
@@ -48,7 +50,9 @@ def _child(identity, tool, argv, environ, stdin_text, out_fd, err_fd):
         code = cli.main(tool, argv, stdin=io.StringIO(stdin_text or ""), stdout=out, stderr=err, environ=environ)
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 0
-    except BaseException:  # pylint: disable=broad-except
+    except BaseException as error:  # pylint: disable=broad-except
+        # The error first: formatting the traceback can fail where the uid cannot read the code.
+        err.write("%s: %s\n" % (type(error).__name__, error))
         err.write(traceback.format_exc())
     finally:
         out.flush()
