@@ -29,6 +29,9 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs impor
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 ROLES = load_roles(os.path.join(ROOT, "roles"))
+# The entry points each role's argument spec covers (load_roles keeps only main's options).
+SPEC_ENTRY_POINTS = {name: set(read_yaml_file(os.path.join(ROOT, "roles", name, "meta", "argument_specs.yml"))["argument_specs"])
+                     for name in ROLES}
 ROLE_INCLUDES = ("ansible.builtin.import_role", "ansible.builtin.include_role")
 # The keys of an argument spec option that only document it.
 DOCUMENTATION_KEYS = {"description", "default", "version_added"}
@@ -66,9 +69,7 @@ def has_argument_spec(entry):
     role = ROLES.get(str(entry.get("name", entry.get("role", ""))).replace("gpuops.hardening.", ""))
     if role is None:
         return True
-    entry_point = os.path.splitext(entry.get("tasks_from", "main"))[0]
-    specs = read_yaml_file(os.path.join(ROOT, "roles", role.name, "meta", "argument_specs.yml"))["argument_specs"]
-    return entry_point in specs
+    return os.path.splitext(entry.get("tasks_from", "main"))[0] in SPEC_ENTRY_POINTS[role.name]
 
 
 def test_every_use_of_a_collection_role_skips_the_repeated_check():
