@@ -9,15 +9,13 @@ import sys
 
 from . import faults, gpu_holder, state as state_file, texts
 
-TOOLS = ("nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps-control", "cuda-app", "gpu-holder")
-# Installed names that differ from the tool name.
-BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
-
-
 # The module behind each tool. Only the one that runs is imported: every emulated call is a new
 # process, and importing all of them (the XML renderer pulls in urllib) cost more than most calls' work.
 MODULES = {"nvidia-smi": "smi", "nvidia-persistenced": "persistenced", "nvidia-cuda-mps-control": "mps",
-           "cuda-app": "cuda_app"}
+           "cuda-app": "cuda_app", "gpu-holder": "gpu_holder"}
+TOOLS = tuple(MODULES)
+# Installed names that differ from the tool name.
+BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
 
 
 def load(tool):
@@ -62,6 +60,6 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
     if tool == "cuda-app":
         return load("cuda-app").main(list(argv), state, path, environ, stdout, stderr)
     if tool == "gpu-holder":
-        return gpu_holder.main(list(argv), state, path, stdout, stderr)
+        return load("gpu-holder").main(list(argv), state, path, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)
     return 2
