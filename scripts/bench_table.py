@@ -118,7 +118,7 @@ def render(stamp, host, repeats, sizes, facts, mig):
               "Tasks that ran on the node (first node of each kind); in brackets, module calls (a loop's items "
               "each count). Not counted: skipped tasks and controller-side actions (set_fact, assert, debug, fail, "
               "meta, include_*/import_*, include_vars, validate_argument_spec, validate_inputs). (play) is a task "
-              "outside the roles: the precheck, which gathers the facts with its check.", ""]
+              "outside the roles.", ""]
     lines += round_trip_rows(largest)
     lines += ["", "## Where a no-op run's time goes (%d-node lab, last no-op run, slowest tasks)" % largest["nodes"], ""]
     lines += slowest_task_rows(largest)

@@ -4,8 +4,7 @@
 """Counts, per host and role, the tasks that ran on the node, and times every task (for `make bench`).
 
 A task counts as a round trip on a host when it ran there: not skipped, not an
-action that the controller does alone, and not a feature call answered from the
-play's precheck. A loop counts once as a task, and once per
+action that the controller does alone. A loop counts once as a task, and once per
 item that ran as a module call. Each task's wall time is from its start to the next
 task's start (all hosts). Written as JSON to $BENCH_ROUND_TRIPS_FILE at the end.
 """
@@ -74,9 +73,6 @@ class CallbackModule(CallbackBase):
     def _count(self, result):
         task = result._task
         if short_action(task.action) in CONTROLLER_ACTIONS:
-            return
-        # A feature call answered from the play's precheck (plugin_utils/prechecked_action.py) never reached the node.
-        if result._result.get("precheck"):
             return
         role = task._role.get_name(include_role_fqcn=False) if task._role else NO_ROLE
         items = result._result.get("results")

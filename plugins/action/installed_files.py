@@ -9,16 +9,21 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_text
+from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.prechecked_action import PrecheckedAction
 
+class ActionModule(ActionBase):
+    """Reads each src and renders each template here, so the node gets every file in a single module call."""
 
-class ActionModule(PrecheckedAction):
-    """Reads each src and renders each template here, so the node gets every file in a single module call.
+    TRANSFERS_FILES = False
 
-    A call whose files (with their content) the play's precheck found in sync is answered
-    with no call on the node (plugin_utils/prechecked_action.py).
-    """
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp  # unused: the module gets every file in its arguments
+        task_vars = task_vars or {}
+        result.update(self._execute_module(module_name=self._task.action, module_args=self.module_arguments(task_vars),
+                                           task_vars=task_vars))
+        return result
 
     def module_arguments(self, task_vars):
         module_args = dict(self._task.args)

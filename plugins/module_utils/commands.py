@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import contextlib
 import threading
 
 TIMEOUT_RC = 124
@@ -30,25 +29,6 @@ def timeout_setting(module):
     fills it when the role named it (timeout_variable): the operator raises that one."""
     variable = (getattr(module, "params", None) or {}).get("timeout_variable")
     return "the module's timeout option%s" % (", set by the role variable %s" % variable if variable else "")
-
-
-class _SharedReads(object):
-    """Outcomes of read-only commands kept for the length of a shared_reads() block."""
-
-    is_read = None
-    outcomes = None
-
-
-@contextlib.contextmanager
-def shared_reads(is_read):
-    """Within the block, a command for whose argv is_read() is true runs once per argv and input; a later
-    identical call gets the first call's outcome, a timeout included. Only for a process that changes
-    nothing meanwhile: gpuops.hardening.precheck, whose feature modules all run in check mode."""
-    _SharedReads.is_read, _SharedReads.outcomes = is_read, {}
-    try:
-        yield
-    finally:
-        _SharedReads.is_read, _SharedReads.outcomes = None, None
 
 
 def _run_once(module, argv, timeout, data, environ):
@@ -71,19 +51,7 @@ def run(module, argv, timeout=30, check_rc=False, data=None, environ=None):
     the command's own error text. ``environ`` adds variables to the command's
     environment (the C locale always applies).
     """
-    outcomes = _SharedReads.outcomes
-    if outcomes is None or not _SharedReads.is_read(argv):
-        rc, out, err = _run_once(module, argv, timeout, data, environ)
-    else:
-        key = (tuple(argv), data, tuple(sorted((environ or {}).items())))
-        if key not in outcomes:
-            try:
-                outcomes[key] = _run_once(module, argv, timeout, data, environ)
-            except CommandTimeout as error:
-                outcomes[key] = error
-        if isinstance(outcomes[key], CommandTimeout):
-            raise outcomes[key]
-        rc, out, err = outcomes[key]
+    rc, out, err = _run_once(module, argv, timeout, data, environ)
     if check_rc and rc != 0:
         module.fail_json(
             msg="%s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()),

@@ -19,7 +19,6 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, removal_diff, remove_path, write_error
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, is_masked
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
-from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
@@ -479,7 +478,6 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     hold_node_lock(module, "gpuops.hardening.mps")
-    remember_call(module, "mps")
     check_params(module)
     converger = Converger(module)
     if module.params["state"] == "absent":

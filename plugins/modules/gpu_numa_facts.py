@@ -232,7 +232,15 @@ ansible_facts:
             - "GPU 3: its nearest NIC (mlx5_6) is on another NUMA node; GPUDirect RDMA traffic crosses the socket interconnect"
 """
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_numa_facts_main import main
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import gpu_numa_facts as engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
+
+
+def main():
+    module = AnsibleModule(argument_spec=engine.ARGUMENT_SPEC, supports_check_mode=True, **engine.SPEC_RULES)
+    run_engine(module, engine)
 
 
 if __name__ == "__main__":

@@ -178,7 +178,15 @@ changed_units:
   sample: [example.service]
 """
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.installed_files_main import main
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import installed_files as engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
+
+
+def main():
+    module = AnsibleModule(argument_spec=engine.ARGUMENT_SPEC, supports_check_mode=True, **engine.SPEC_RULES)
+    run_engine(module, engine)
 
 
 if __name__ == "__main__":

@@ -141,7 +141,15 @@ daemon_reloaded:
   type: bool
 """
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.swap_off_main import main
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import swap_off as engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
+
+
+def main():
+    module = AnsibleModule(argument_spec=engine.ARGUMENT_SPEC, supports_check_mode=True, **engine.SPEC_RULES)
+    run_engine(module, engine)
 
 
 if __name__ == "__main__":

@@ -155,7 +155,15 @@ file:
   sample: {"path": "/etc/sysctl.d/90-gpuops-hardening.conf", "changed": true}
 """
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.sysctl_settings_main import main
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import sysctl_settings as engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
+
+
+def main():
+    module = AnsibleModule(argument_spec=engine.ARGUMENT_SPEC, supports_check_mode=True, **engine.SPEC_RULES)
+    run_engine(module, engine)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def test_the_first_role_of_a_users_play_without_validate_checks_the_later_roles(
 @pytest.mark.parametrize("first_task", ["gpuops.hardening.sysctl : Converge kernel VM settings",
                                         "gpuops.hardening.numa_binding : Install gpu-numa-exec and its helpers"])
 def test_a_run_started_past_the_validation_changes_nothing(inventory, first_task):
-    """--start-at-task skips the precheck and the validation play, tagged always or not (README: Use it from a
+    """--start-at-task skips the validation play, tagged always or not (README: Use it from a
     playbook): the roles find no checked inputs and stop there, and an invalid value never reaches the node."""
     before = fingerprint(NODE)
     returncode, output = run_playbook(inventory, extra_vars={"thp_enabled": "eager"}, flags=("--start-at-task", first_task))

@@ -38,9 +38,8 @@ LOCKING_TASKS = [
     MEMLOCK_TASK, "Converge nvidia-persistenced",
     "Converge the MIG layout", "Converge the MPS group, its users and the control daemons",
 ]
-# On a converged node the precheck is the only call of site.yml's feature modules that reaches it: every feature
-# call is answered from the precheck, which holds the lock while it reads.
-PRECHECK_TASK = "Check the feature calls this node was last converged with, in one call"
+# The first task of site.yml that takes the node lock on a converged node.
+FIRST_LOCKING_TASK = "Converge kernel VM settings"
 TASK_HEADER = re.compile(r"^TASK \[(?:[^\]]* : )?(.+?)\] \*+$")
 # Leftovers of an interrupted write: ours (managed_files.py) and ansible's atomic_move.
 TEMPORARY_NAMES = [".gpuops-*", ".ansible_tmp*", "*.ansible_tmp"]
@@ -172,11 +171,11 @@ def test_two_runs_on_a_fresh_node_both_succeed_and_converge_it_once(inventory, f
 
 def test_two_runs_on_a_converged_node_change_nothing_even_after_waiting(inventory, fresh_checksums):
     before = fresh_checksums or file_checksums()
-    outcomes = run_two_at_once(inventory, hold_lock=True, first_task=(PRECHECK_TASK, 1))
+    outcomes = run_two_at_once(inventory, hold_lock=True, first_task=(FIRST_LOCKING_TASK, 1))
     assert_both_succeeded(outcomes)
     for dummy, output in outcomes:
         assert recap(output, NODE)["changed"] == 0, output[-4000:]
-        # The first module that locks (the precheck) waits out flock(1), and says so.
+        # The first module that locks waits out flock(1), and says so.
         assert "for another gpuops.hardening run to release %s (held by " % LOCK in " ".join(output.split()), output[-4000:]
     assert file_checksums() == before
     assert_node_is_whole()

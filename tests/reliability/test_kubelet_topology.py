@@ -23,7 +23,7 @@ from lab import docker_exec, recap, run_playbook, start_nodes, stop_nodes
 
 NODE = "kube-node1"
 SPEC = {NODE: {"gpuops_gpu_profile": "l40s_4x", "gpuops_profile": "inference"}}
-# site.yml's own play, as a fleet run reaches it: after the precheck and the validation play, whose
+# site.yml's own play, as a fleet run reaches it: after the validation play, whose
 # result it is handed (tasks_from: features.yml); the tag leaves the tuning roles out.
 RUN = ("--tags", "kubelet_topology")
 CONFIG = "/var/lib/kubelet/config.yaml"

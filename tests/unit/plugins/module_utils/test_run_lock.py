@@ -16,7 +16,8 @@ import time
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import run_lock
-from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_settings_main as sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import sysctl_settings as sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.modules.sysctl_settings import main as sysctl_settings_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 # A second process that takes the lock through run_lock itself, says so on stdout, and holds it until killed.
@@ -111,7 +112,7 @@ def test_a_module_fails_with_the_holder_when_its_wait_runs_out(tmp_path, lock_pa
     args = sysctl_args(str(tmp_path), lock_timeout=0)
     holder = start_holder(lock_path)
     try:
-        result = run_module(sysctl_settings.main, args)
+        result = run_module(sysctl_settings_main, args)
     finally:
         holder.kill()
         holder.wait()
@@ -123,7 +124,7 @@ def test_a_module_fails_with_the_holder_when_its_wait_runs_out(tmp_path, lock_pa
 def test_a_module_that_waited_says_so(tmp_path, lock_path):
     holder = start_holder(lock_path, seconds=1.5)
     try:
-        result = run_module(sysctl_settings.main, sysctl_args(str(tmp_path)))
+        result = run_module(sysctl_settings_main, sysctl_args(str(tmp_path)))
     finally:
         holder.kill()
         holder.wait()
@@ -134,24 +135,24 @@ def test_a_module_that_waited_says_so(tmp_path, lock_path):
 
 def test_a_module_releases_the_lock_when_it_ends(tmp_path, lock_path):
     args = sysctl_args(str(tmp_path), lock_timeout=0)
-    assert run_module(sysctl_settings.main, args)["changed"] is True
-    assert run_module(sysctl_settings.main, args)["changed"] is False
+    assert run_module(sysctl_settings_main, args)["changed"] is True
+    assert run_module(sysctl_settings_main, args)["changed"] is False
 
 
 def test_check_mode_takes_no_lock_and_writes_no_lock_file(tmp_path, lock_path):
     holder = start_holder(lock_path)
     try:
-        result = run_module(sysctl_settings.main, sysctl_args(str(tmp_path), lock_timeout=0), check_mode=True)
+        result = run_module(sysctl_settings_main, sysctl_args(str(tmp_path), lock_timeout=0), check_mode=True)
     finally:
         holder.kill()
         holder.wait()
     assert result["failed"] is False and result["changed"] is True
     os.unlink(lock_path)
-    result = run_module(sysctl_settings.main, sysctl_args(str(tmp_path / "fresh")), check_mode=True)
+    result = run_module(sysctl_settings_main, sysctl_args(str(tmp_path / "fresh")), check_mode=True)
     assert result["changed"] is True
     assert not os.path.exists(tmp_path / "fresh" / "run"), "check mode created the lock's folder"
 
 
 def test_a_negative_lock_timeout_is_refused(tmp_path):
-    result = run_module(sysctl_settings.main, sysctl_args(str(tmp_path), lock_timeout=-1))
+    result = run_module(sysctl_settings_main, sysctl_args(str(tmp_path), lock_timeout=-1))
     assert result["failed"] and "lock_timeout must be 0 or more seconds, got -1" in result["msg"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import shlex
 import stat
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_numa_facts_main as gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import gpu_numa_facts as gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.modules.gpu_numa_facts import main as gpu_numa_facts_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import state as emulator_state
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs as emulator_sysfs
@@ -41,6 +42,6 @@ def emulated_host(tmp_path, profile):
 def emulated_topology(tmp_path, profile):
     """The gpu_topology fact gpu_numa_facts returns on an emulated node of the profile."""
     args, _state, _path = emulated_host(tmp_path, profile)
-    result = run_module(gpu_numa_facts.main, args)
+    result = run_module(gpu_numa_facts_main, args)
     assert not result["failed"], result
     return result["ansible_facts"]["gpu_topology"]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_smi
-from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_mig_main as nvidia_mig
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig as nvidia_mig
+from ansible_collections.gpuops.hardening.plugins.modules.nvidia_mig import main as nvidia_mig_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -75,7 +76,7 @@ class Node:
 def run_mig(check_mode=False, **args):
     """The module on the current node, its root unless given."""
     args.setdefault("root", CURRENT["node"].root)
-    return run_module(nvidia_mig.main, args, check_mode=check_mode, diff=True)
+    return run_module(nvidia_mig_main, args, check_mode=check_mode, diff=True)
 
 
 def mig_layouts(**gpus):

@@ -5,15 +5,67 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.precheck import run_in_process
-from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import RECEIPTS_PATH
+from ansible.module_utils import basic
+from ansible.module_utils.common import warnings
+# The one public way to hand arguments to an AnsibleModule made in this process (ansible-core 2.19 and later);
+# it sets what AnsiballZ sets for a module process, and nothing else.
+from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import locks_held, release_held
 
 # The node lock file (below root) and its folders: every module that changes the host creates them,
-# and none manages them; tests listing the files a module wrote leave them out. The same goes for
-# the record of the calls that ended without failure (module_utils/receipts.py).
-NODE_LOCK_PATHS = ("run", "run/lock", "run/lock/gpuops-hardening.lock",
-                   "var", "var/lib", "var/lib/gpuops-hardening", RECEIPTS_PATH.lstrip("/"))
+# and none manages them; tests listing the files a module wrote leave them out.
+NODE_LOCK_PATHS = ("run", "run/lock", "run/lock/gpuops-hardening.lock")
+
+
+class ModuleExit(Exception):
+    """Raised in place of exit_json/fail_json; carries the result."""
+
+    def __init__(self, result):
+        super(ModuleExit, self).__init__(result.get("msg", ""))
+        self.result = result
+
+
+def _with_warnings(result):
+    """The warnings the module raised, attached as AnsibleModule attaches them."""
+    result["warnings"] = list(warnings.get_warning_messages())
+    return result
+
+
+def _exit_json(self, **result):  # pylint: disable=unused-argument
+    result.setdefault("changed", False)
+    raise ModuleExit(_with_warnings(result))
+
+
+def _fail_json(self, msg, **result):  # pylint: disable=unused-argument
+    result.update(msg=msg, failed=True)
+    raise ModuleExit(_with_warnings(result))
+
+
+def run_in_process(main, args, check_mode=False, diff=False):
+    """Call a module's main() with args as Ansible would; returns its result (``failed`` set on failure)."""
+    full_args = dict(args)
+    full_args["_ansible_check_mode"] = check_mode
+    full_args["_ansible_diff"] = diff
+    held = locks_held()
+    saved_warnings = dict(warnings._global_warnings)
+    saved_exit, saved_fail = basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json
+    warnings._global_warnings.clear()
+    basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = _exit_json, _fail_json
+    try:
+        with patch_module_args(full_args):
+            main()
+    except ModuleExit as outcome:
+        result = outcome.result
+        result.setdefault("failed", False)
+        return result
+    finally:
+        basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = saved_exit, saved_fail
+        warnings._global_warnings.clear()
+        warnings._global_warnings.update(saved_warnings)
+        # A module process ends here, and the kernel drops its node lock with it; a lock the caller held stays.
+        release_held(keep=held)
+    return {"failed": True, "msg": "the module returned without a result"}
 
 
 def run_module(main, args, check_mode=False, diff=False):

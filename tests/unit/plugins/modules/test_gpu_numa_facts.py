@@ -17,7 +17,8 @@ import stat
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_numa_facts_main as gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import gpu_numa_facts as gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.modules.gpu_numa_facts import main as gpu_numa_facts_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host
@@ -111,7 +112,7 @@ def host(tmp_path):
 
 @pytest.mark.parametrize("check_mode", [False, True])
 def test_facts(host, check_mode):
-    result = run_module(gpu_numa_facts.main, host.args(), check_mode=check_mode)
+    result = run_module(gpu_numa_facts_main, host.args(), check_mode=check_mode)
     assert not result["failed"], result
     assert result["changed"] is False
     topology = result["ansible_facts"]["gpu_topology"]
@@ -127,7 +128,7 @@ def test_facts(host, check_mode):
 
 def test_mig_adds_one_list_call(host):
     host.answer("-q -x", _xml(BUS4, mig="Enabled"))
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     topology = result["ansible_facts"]["gpu_topology"]
     assert sorted(host.called()[:2]) == ["-q -x", "topo -m"] and host.called()[2:] == ["-L"]
     assert topology["gpus"][0]["mig_devices"][0]["profile"] == "3g.40gb"
@@ -136,7 +137,7 @@ def test_mig_adds_one_list_call(host):
 
 def test_warnings_are_raised_and_returned(host):
     host.numa_balancing("1")
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     topology = result["ansible_facts"]["gpu_topology"]
     assert topology["numa_balancing"] is True
     assert any("numa_balancing is 1" in warning for warning in result["warnings"])
@@ -147,7 +148,7 @@ def test_missing_tool_fails_clearly(host, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     args = host.args()
     del args["nvidia_smi_path"]
-    result = run_module(gpu_numa_facts.main, args)
+    result = run_module(gpu_numa_facts_main, args)
     assert result["failed"]
     assert "nvidia-smi was not found" in result["msg"] and "require_gpu: false" in result["msg"]
 
@@ -156,7 +157,7 @@ def test_missing_tool_allowed(host, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     args = host.args(require_gpu=False)
     del args["nvidia_smi_path"]
-    result = run_module(gpu_numa_facts.main, args)
+    result = run_module(gpu_numa_facts_main, args)
     assert not result["failed"], result
     topology = result["ansible_facts"]["gpu_topology"]
     assert topology["gpus"] == [] and topology["recommendations"] == []
@@ -165,28 +166,28 @@ def test_missing_tool_allowed(host, monkeypatch, tmp_path):
 
 
 def test_explicit_path_missing(host):
-    result = run_module(gpu_numa_facts.main, host.args(nvidia_smi_path=str(host.dir / "nope")))
+    result = run_module(gpu_numa_facts_main, host.args(nvidia_smi_path=str(host.dir / "nope")))
     assert result["failed"] and "missing or not executable" in result["msg"]
 
 
 def test_driver_failure(host):
     host.answer("-q -x", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", rc=9)
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     assert result["failed"]
     assert "exit code 9" in result["msg"] and "couldn't communicate" in result["msg"]
-    relaxed = run_module(gpu_numa_facts.main, host.args(require_gpu=False))
+    relaxed = run_module(gpu_numa_facts_main, host.args(require_gpu=False))
     assert not relaxed["failed"] and relaxed["ansible_facts"]["gpu_topology"]["gpus"] == []
 
 
 def test_no_gpus_reported(host):
     host.answer("-q -x", _xml([]))
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     assert result["failed"] and "no GPUs" in result["msg"]
 
 
 def test_topology_failure_is_a_warning(host):
     host.answer("topo -m", "topo is not supported here\n", rc=3)
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     assert not result["failed"], result
     topology = result["ansible_facts"]["gpu_topology"]
     assert topology["links"]["matrix"] == {}
@@ -200,7 +201,7 @@ def test_hung_topology_keeps_the_gpu_data(host):
         'case "$*" in "topo -m") exec sleep 30 ;; esac\n'
         'key=$(echo "$*" | tr " " "_")\n'
         'cat "%s/out$key"\n' % host.dir)
-    result = run_module(gpu_numa_facts.main, host.args(timeout=1))
+    result = run_module(gpu_numa_facts_main, host.args(timeout=1))
     assert not result["failed"], result
     topology = result["ansible_facts"]["gpu_topology"]
     assert [gpu["pci_bus_id"] for gpu in topology["gpus"]] == ["0000:18:00.0", "0000:2a:00.0", "0000:9a:00.0", "0000:ab:00.0"]
@@ -211,7 +212,7 @@ def test_hung_topology_keeps_the_gpu_data(host):
 
 
 def test_cuda_visible_devices_is_the_uuid(host):
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     plans = result["ansible_facts"]["gpu_topology"]["recommendations"]
     assert [plan["cuda_visible_devices"] for plan in plans] == [
         "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd" % index for index in range(4)]
@@ -220,7 +221,7 @@ def test_cuda_visible_devices_is_the_uuid(host):
 
 def test_hung_tool_times_out(host):
     host.script("#!/bin/sh\nsleep 30\n")
-    result = run_module(gpu_numa_facts.main, host.args(timeout=1, timeout_variable="numa_binding_nvidia_smi_timeout"))
+    result = run_module(gpu_numa_facts_main, host.args(timeout=1, timeout_variable="numa_binding_nvidia_smi_timeout"))
     # The message names what to raise: the operator sets the role variable, not the module option.
     assert result["failed"] and "did not finish within 1 seconds (the module's timeout option, set by the role " \
         "variable numa_binding_nvidia_smi_timeout)" in result["msg"], result["msg"]
@@ -228,7 +229,7 @@ def test_hung_tool_times_out(host):
 
 def test_hung_tool_without_a_variable_names_the_option(host):
     host.script("#!/bin/sh\nsleep 30\n")
-    result = run_module(gpu_numa_facts.main, host.args(timeout=1))
+    result = run_module(gpu_numa_facts_main, host.args(timeout=1))
     assert result["failed"] and result["msg"].endswith("did not finish within 1 seconds (the module's timeout option)")
 
 
@@ -240,7 +241,7 @@ EMULATOR_PROFILES = sorted(api.PROFILES)
 @pytest.mark.parametrize("profile", EMULATOR_PROFILES)
 def test_facts_match_the_emulated_profile(tmp_path, profile):
     args, state, _path = emulated_host(tmp_path, profile)
-    result = run_module(gpu_numa_facts.main, args)
+    result = run_module(gpu_numa_facts_main, args)
     assert not result["failed"], result
     topology = result["ansible_facts"]["gpu_topology"]
     nodes = dict((node["id"], node["cpus"]) for node in state["numa_nodes"])
@@ -273,7 +274,7 @@ def test_facts_match_the_emulated_profile(tmp_path, profile):
 
 def test_emulated_dgx_h100_nearest_nics_and_binding(tmp_path):
     args, _state, _path = emulated_host(tmp_path, "dgx_h100")
-    topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
+    topology = run_module(gpu_numa_facts_main, args)["ansible_facts"]["gpu_topology"]
     # One compute NIC behind each GPU's PCIe switch; the storage NIC is nobody's nearest.
     assert [gpu["nearest_nics"] for gpu in topology["gpus"]] == [["mlx5_%d" % n] for n in range(8)]
     assert [nic["nearest_gpus"] for nic in topology["nics"]] == [[n] for n in range(8)] + [[]]
@@ -285,7 +286,7 @@ def test_emulated_dgx_h100_nearest_nics_and_binding(tmp_path):
 
 def test_emulated_gh200_gpu_memory_node(tmp_path):
     args, _state, _path = emulated_host(tmp_path, "gh200")
-    topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
+    topology = run_module(gpu_numa_facts_main, args)["ansible_facts"]["gpu_topology"]
     (gpu,) = topology["gpus"]
     assert gpu["pci_bus_id"] == "0009:01:00.0" and gpu["pci_bus_id_nvidia_smi"] == "00000009:01:00.0"
     assert gpu["numa_node"] == 0 and gpu["gpu_memory_numa_node"] == 1
@@ -297,7 +298,7 @@ def test_emulated_gh200_gpu_memory_node(tmp_path):
 
 def test_emulated_workstation_without_numa_nodes(tmp_path):
     args, _state, _path = emulated_host(tmp_path, "workstation_2gpu")
-    result = run_module(gpu_numa_facts.main, args)
+    result = run_module(gpu_numa_facts_main, args)
     topology = result["ansible_facts"]["gpu_topology"]
     assert [gpu["numa_node"] for gpu in topology["gpus"]] == [None, None]
     assert [gpu["numa_affinity"] for gpu in topology["gpus"]] == [[0], [0]]
@@ -309,7 +310,7 @@ def test_emulated_mig_adds_device_uuids(tmp_path):
     assert api.run("nvidia-smi", ["-i", "0", "-mig", "1"], state_path)[0] == 0
     api.reboot(state_path)
     assert api.run("nvidia-smi", ["mig", "-i", "0", "-cgi", "9,9", "-C"], state_path)[0] == 0
-    topology = run_module(gpu_numa_facts.main, args)["ansible_facts"]["gpu_topology"]
+    topology = run_module(gpu_numa_facts_main, args)["ansible_facts"]["gpu_topology"]
     devices = topology["gpus"][0]["mig_devices"]
     assert [device["profile"] for device in devices] == ["3g.40gb", "3g.40gb"]
     assert all(device["uuid"].startswith("MIG-") for device in devices)
@@ -319,10 +320,10 @@ def test_emulated_missing_tool(tmp_path, monkeypatch):
     args, _state, _path = emulated_host(tmp_path, "l40s_4x")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     del args["nvidia_smi_path"]
-    relaxed = run_module(gpu_numa_facts.main, dict(args, require_gpu=False))
+    relaxed = run_module(gpu_numa_facts_main, dict(args, require_gpu=False))
     assert relaxed["ansible_facts"]["gpu_topology"]["gpus"] == []
     assert [nic["name"] for nic in relaxed["ansible_facts"]["gpu_topology"]["nics"]] == ["mlx5_0", "mlx5_1"]
-    assert run_module(gpu_numa_facts.main, args)["failed"]
+    assert run_module(gpu_numa_facts_main, args)["failed"]
 
 
 FACT = "/etc/ansible/facts.d/gpu_topology.fact"
@@ -330,7 +331,7 @@ FACT = "/etc/ansible/facts.d/gpu_topology.fact"
 
 def test_fact_file_is_written_once(host):
     fact = host.dir / FACT.lstrip("/")
-    result = run_module(gpu_numa_facts.main, host.args(fact_path=FACT), diff=True)
+    result = run_module(gpu_numa_facts_main, host.args(fact_path=FACT), diff=True)
     assert not result["failed"], result
     assert result["changed"] is True and result["fact_file"] == str(fact)
     assert result["diff"]["before_header"].endswith("(absent)")
@@ -341,37 +342,37 @@ def test_fact_file_is_written_once(host):
     assert fact.read_text().startswith('{\n  "cuda_version": "12.4",\n')
     assert fact.read_text().endswith("}\n")
 
-    again = run_module(gpu_numa_facts.main, host.args(fact_path=FACT), diff=True)
+    again = run_module(gpu_numa_facts_main, host.args(fact_path=FACT), diff=True)
     assert again["changed"] is False and "diff" not in again
     assert [name for name in os.listdir(fact.parent) if name != "gpu_topology.fact"] == []
 
 
 def test_fact_file_follows_the_topology(host):
     fact = host.dir / FACT.lstrip("/")
-    run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    run_module(gpu_numa_facts_main, host.args(fact_path=FACT))
     host.answer("-q -x", _xml(BUS4[:2]))
     before = fact.read_text()
 
-    checked = run_module(gpu_numa_facts.main, host.args(fact_path=FACT), check_mode=True, diff=True)
+    checked = run_module(gpu_numa_facts_main, host.args(fact_path=FACT), check_mode=True, diff=True)
     assert checked["changed"] is True and checked["diff"]["before"] == before
     assert fact.read_text() == before
 
-    changed = run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    changed = run_module(gpu_numa_facts_main, host.args(fact_path=FACT))
     assert changed["changed"] is True
     assert [gpu["index"] for gpu in json.loads(fact.read_text())["gpus"]] == [0, 1]
 
 
 def test_fact_file_mode_is_restored(host):
     fact = host.dir / FACT.lstrip("/")
-    run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    run_module(gpu_numa_facts_main, host.args(fact_path=FACT))
     fact.chmod(0o600)
-    result = run_module(gpu_numa_facts.main, host.args(fact_path=FACT))
+    result = run_module(gpu_numa_facts_main, host.args(fact_path=FACT))
     assert result["changed"] is True
     assert stat.S_IMODE(fact.stat().st_mode) == 0o644
 
 
 def test_no_fact_path_writes_nothing(host):
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     assert "fact_file" not in result
     assert not (host.dir / "etc").exists()
 
@@ -386,10 +387,10 @@ def test_reports_where_numactl_is(host, monkeypatch, tmp_path):
         if found:
             (tools / name).symlink_to(found)
     monkeypatch.setenv("PATH", str(tools))
-    result = run_module(gpu_numa_facts.main, host.args())
+    result = run_module(gpu_numa_facts_main, host.args())
     assert not result["failed"], result
     assert result["numactl_path"] is None
     numactl = tools / "numactl"
     numactl.write_text("#!/bin/sh\n", encoding="utf-8")
     numactl.chmod(0o755)
-    assert run_module(gpu_numa_facts.main, host.args())["numactl_path"] == str(numactl)
+    assert run_module(gpu_numa_facts_main, host.args())["numactl_path"] == str(numactl)

@@ -9,8 +9,10 @@ import os
 import stat
 
 import pytest
+from ansible.module_utils import basic
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import installed_files_main as installed_files
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import installed_files as installed_files
+from ansible_collections.gpuops.hardening.plugins.modules.installed_files import main as installed_files_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 
 OWNER = {"owner": str(os.getuid()), "group": str(os.getgid())}
@@ -40,7 +42,7 @@ def _tree(root):
 
 
 def test_first_run_creates_everything_then_nothing_changes(tmp_path):
-    result = run_module(installed_files.main, _args(tmp_path), diff=True)
+    result = run_module(installed_files_main, _args(tmp_path), diff=True)
     assert not result["failed"], result
     lib = str(tmp_path / "usr/local/lib/demo")
     script = str(tmp_path / "usr/local/bin/demo")
@@ -52,39 +54,39 @@ def test_first_run_creates_everything_then_nothing_changes(tmp_path):
     assert (tmp_path / "usr/local/bin/demo").read_text() == "#!/usr/bin/python3\nprint('demo')\n"
     assert (_mode(lib), _mode(lib + "/helper.py"), _mode(script)) == (0o755, 0o644, 0o755)
 
-    again = run_module(installed_files.main, _args(tmp_path), diff=True)
+    again = run_module(installed_files_main, _args(tmp_path), diff=True)
     assert again["changed"] is False and again["changed_paths"] == [] and again["diff"] == []
     assert not [name for name in _tree(tmp_path) if ".gpuops-" in name]
 
 
 def test_check_mode_reports_and_writes_nothing(tmp_path):
-    result = run_module(installed_files.main, _args(tmp_path), check_mode=True, diff=True)
+    result = run_module(installed_files_main, _args(tmp_path), check_mode=True, diff=True)
     assert result["changed"] is True and len(result["diff"]) == 3
     assert _tree(tmp_path) == []
 
 
 def test_only_what_differs_changes(tmp_path):
-    run_module(installed_files.main, _args(tmp_path))
+    run_module(installed_files_main, _args(tmp_path))
     helper = tmp_path / "usr/local/lib/demo/helper.py"
     script = tmp_path / "usr/local/bin/demo"
     helper.write_text("VALUE = 0\n")
     script.chmod(0o700)
 
-    checked = run_module(installed_files.main, _args(tmp_path), check_mode=True, diff=True)
+    checked = run_module(installed_files_main, _args(tmp_path), check_mode=True, diff=True)
     assert checked["changed_paths"] == [str(helper), str(script)]
     assert [entry["before"] for entry in checked["diff"]] == ["VALUE = 0\n"]
     assert helper.read_text() == "VALUE = 0\n" and _mode(script) == 0o700
 
-    result = run_module(installed_files.main, _args(tmp_path), diff=True)
+    result = run_module(installed_files_main, _args(tmp_path), diff=True)
     assert result["changed_paths"] == [str(helper), str(script)]
     assert helper.read_text() == "VALUE = 1\n" and _mode(script) == 0o755
 
 
 def test_paths_not_given_are_left_alone(tmp_path):
-    run_module(installed_files.main, _args(tmp_path))
+    run_module(installed_files_main, _args(tmp_path))
     other = tmp_path / "usr/local/lib/demo/other.py"
     other.write_text("kept\n")
-    result = run_module(installed_files.main, _args(tmp_path))
+    result = run_module(installed_files_main, _args(tmp_path))
     assert result["changed"] is False and other.read_text() == "kept\n"
 
 
@@ -92,7 +94,7 @@ def test_paths_not_given_are_left_alone(tmp_path):
 def test_a_bad_mode_fails_before_any_change(tmp_path, mode):
     args = _args(tmp_path)
     args["files"][1]["mode"] = mode
-    result = run_module(installed_files.main, args)
+    result = run_module(installed_files_main, args)
     if mode == "644":
         assert not result["failed"] and _mode(tmp_path / "usr/local/bin/demo") == 0o644
         return
@@ -102,7 +104,7 @@ def test_a_bad_mode_fails_before_any_change(tmp_path, mode):
 
 def test_src_without_the_action_plugin_fails_clearly(tmp_path):
     args = _args(tmp_path, files=[{"path": "/etc/demo", "src": "demo.conf"}])
-    result = run_module(installed_files.main, args)
+    result = run_module(installed_files_main, args)
     assert result["failed"] and "/etc/demo: no content" in result["msg"]
     assert _tree(tmp_path) == []
 
@@ -114,7 +116,7 @@ def test_owner_is_set(tmp_path, monkeypatch):
         calls.append((path, owner))
         return changed
 
-    monkeypatch.setattr(installed_files.AnsibleModule, "set_owner_if_different", record)
-    result = run_module(installed_files.main, _args(tmp_path, owner="root"))
+    monkeypatch.setattr(basic.AnsibleModule, "set_owner_if_different", record)
+    result = run_module(installed_files_main, _args(tmp_path, owner="root"))
     assert not result["failed"], result
     assert [owner for path, owner in calls if path] == ["root"] * 3

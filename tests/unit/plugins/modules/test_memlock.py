@@ -12,7 +12,8 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import memlock_main as memlock_module
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import memlock as memlock_module
+from ansible_collections.gpuops.hardening.plugins.modules.memlock import main as memlock_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 LIMITS_PATH = "/etc/security/limits.d/90-gpuops-memlock.conf"
@@ -100,7 +101,7 @@ def _snapshot(root):
 
 
 def test_first_run_converges_every_part(root):
-    result = run_module(memlock_module.main, _args(root), diff=True)
+    result = run_module(memlock_main, _args(root), diff=True)
     assert not result["failed"], result
     assert result["changed"]
     assert _file(root, LIMITS_PATH).read_text() == LIMITS_CONTENT
@@ -128,9 +129,9 @@ def test_first_run_converges_every_part(root):
 
 
 def test_second_run_is_a_no_op(root):
-    run_module(memlock_module.main, _args(root))
+    run_module(memlock_main, _args(root))
     before = _snapshot(root)
-    result = run_module(memlock_module.main, _args(root), diff=True)
+    result = run_module(memlock_main, _args(root), diff=True)
     assert not result["changed"]
     assert result["diff"] == []
     assert not any(entry["changed"] for entry in result["files"])
@@ -139,7 +140,7 @@ def test_second_run_is_a_no_op(root):
 
 def test_check_mode_reports_and_writes_nothing(root):
     before = _snapshot(root)
-    result = run_module(memlock_module.main, _args(root), check_mode=True, diff=True)
+    result = run_module(memlock_main, _args(root), check_mode=True, diff=True)
     assert result["changed"]
     assert _snapshot(root) == before
     headers = sorted(entry["after_header"] for entry in result["diff"])
@@ -150,7 +151,7 @@ def test_check_mode_reports_and_writes_nothing(root):
 
 
 def test_kib_limit_in_every_dialect(root):
-    result = run_module(memlock_module.main, _args(root, limit="65536"))
+    result = run_module(memlock_main, _args(root, limit="65536"))
     assert result["limit"] == 65536
     assert "*            hard  memlock  65536\n" in _file(root, LIMITS_PATH).read_text()
     assert _file(root, MANAGER_PATH).read_text().endswith("\nDefaultLimitMEMLOCK=65536K\n")
@@ -162,7 +163,7 @@ def test_kib_limit_in_every_dialect(root):
 @pytest.mark.parametrize("limit", ["abc", "0", "-5", "64K"])
 def test_bad_limit_fails_before_any_change(root, limit):
     before = _snapshot(root)
-    result = run_module(memlock_module.main, _args(root, limit=limit))
+    result = run_module(memlock_main, _args(root, limit=limit))
     assert result["failed"]
     assert "limit: got" in result["msg"] and "unlimited or a positive integer" in result["msg"]
     assert _snapshot(root) == before
@@ -172,7 +173,7 @@ def test_bad_limit_fails_before_any_change(root, limit):
 def test_unmergeable_daemon_json_fails_and_changes_nothing(root, text):
     _file(root, "/etc/docker/daemon.json").write_text(text)
     before = _snapshot(root)
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert result["failed"]
     assert "daemon.json" in result["msg"] and "left untouched" in result["msg"]
     assert _snapshot(root) == before
@@ -181,7 +182,7 @@ def test_unmergeable_daemon_json_fails_and_changes_nothing(root, text):
 
 def test_empty_daemon_json_gets_the_entry(root):
     _file(root, "/etc/docker/daemon.json").write_text("")
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert result["changed"]
     assert json.loads(_file(root, "/etc/docker/daemon.json").read_text()) == {"default-ulimits": {"memlock": {"Name": "memlock", "Hard": -1, "Soft": -1}}}
 
@@ -189,7 +190,7 @@ def test_empty_daemon_json_gets_the_entry(root):
 def test_daemon_json_keeps_its_mode(root):
     path = _file(root, "/etc/docker/daemon.json")
     os.chmod(str(path), 0o600)
-    run_module(memlock_module.main, _args(root))
+    run_module(memlock_main, _args(root))
     assert stat.S_IMODE(os.stat(str(path)).st_mode) == 0o600
 
 
@@ -200,7 +201,7 @@ def test_daemon_json_link_is_followed(root):
     link = _file(root, "/etc/docker/daemon.json")
     link.unlink()
     link.symlink_to(real)
-    run_module(memlock_module.main, _args(root))
+    run_module(memlock_main, _args(root))
     assert link.is_symlink()
     assert "memlock" in json.loads(real.read_text())["default-ulimits"]
 
@@ -208,7 +209,7 @@ def test_daemon_json_link_is_followed(root):
 def test_no_docker_means_no_daemon_json(root):
     _file(root, "/lib/systemd/system/docker.service").unlink()
     _file(root, "/etc/docker/daemon.json").unlink()
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert "does not exist" in result["left_alone"]["daemon.json"]
     assert "docker.service" in result["left_alone"]
     assert not _file(root, "/etc/docker/daemon.json").exists()
@@ -218,18 +219,18 @@ def test_no_docker_means_no_daemon_json(root):
 def test_daemon_json_always_creates_it(root):
     _file(root, "/lib/systemd/system/docker.service").unlink()
     _file(root, "/etc/docker/daemon.json").unlink()
-    run_module(memlock_module.main, _args(root, docker_daemon_json="always"))
+    run_module(memlock_main, _args(root, docker_daemon_json="always"))
     assert json.loads(_file(root, "/etc/docker/daemon.json").read_text())["default-ulimits"]["memlock"]["Soft"] == -1
 
 
 def test_daemon_json_never_leaves_it(root):
-    result = run_module(memlock_module.main, _args(root, docker_daemon_json="never"))
+    result = run_module(memlock_main, _args(root, docker_daemon_json="never"))
     assert _file(root, "/etc/docker/daemon.json").read_text() == DAEMON_JSON
     assert result["left_alone"]["daemon.json"] == "docker_daemon_json is never"
 
 
 def test_only_what_is_asked_is_managed(root):
-    result = run_module(memlock_module.main, dict(limit="unlimited", root=str(root), docker_daemon_json="never",
+    result = run_module(memlock_main, dict(limit="unlimited", root=str(root), docker_daemon_json="never",
                                                   login_sessions=False, services_default=False))
     assert not result["changed"]
     assert result["files"] == []
@@ -242,7 +243,7 @@ def test_only_what_is_asked_is_managed(root):
 
 def test_later_limits_file_is_reported_as_override(root):
     _file(root, "/etc/security/limits.d/99-site.conf").write_text("* hard memlock 64\n")
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert result["effective"]["login_sessions"]["*"]["hard"] == 64
     assert any("99-site.conf wins" in conflict for conflict in result["conflicts"])
     assert any("memlock override" in warning for warning in result["warnings"])
@@ -251,7 +252,7 @@ def test_later_limits_file_is_reported_as_override(root):
 def test_group_line_in_limits_conf_beats_our_default_and_is_a_conflict(root):
     """limits.conf(5): an @group line takes precedence over *, in any file order."""
     _file(root, "/etc/security/limits.conf").write_text("@gpu hard memlock 65536\n")
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     login = result["effective"]["login_sessions"]
     assert login["*"]["hard"] == "unlimited"
     # pam_limits lowers the soft limit that "*" gives to the group's hard one.
@@ -264,7 +265,7 @@ def test_group_line_in_limits_conf_beats_our_default_and_is_a_conflict(root):
 
 def test_user_line_beats_our_group_domain(root):
     _file(root, "/etc/security/limits.conf").write_text("alice soft memlock 1024\n@gpu soft memlock 64\n")
-    result = run_module(memlock_module.main, _args(root, limit="1048576", limits_domain="@gpu", limits_root=False))
+    result = run_module(memlock_main, _args(root, limit="1048576", limits_domain="@gpu", limits_root=False))
     assert not result["failed"], result
     text = _file(root, LIMITS_PATH).read_text()
     assert "@gpu         soft  memlock  1048576\n" in text and "\nroot " not in text
@@ -277,21 +278,21 @@ def test_user_line_beats_our_group_domain(root):
 
 def test_more_specific_line_above_our_limit_is_reported_not_a_conflict(root):
     _file(root, "/etc/security/limits.conf").write_text("bob - memlock unlimited\n")
-    result = run_module(memlock_module.main, _args(root, limit="65536"))
+    result = run_module(memlock_main, _args(root, limit="65536"))
     assert result["effective"]["login_sessions"]["bob"]["hard"] == "unlimited"
     assert result["conflicts"] == []
 
 
 def test_more_specific_line_with_our_values_is_not_reported(root):
     _file(root, "/etc/security/limits.conf").write_text("@gpu - memlock unlimited\n")
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert sorted(result["effective"]["login_sessions"]) == ["*", "root"]
 
 
 @pytest.mark.parametrize("domain", ["", "a b", "*\nroot", "@", "%gpu"])
 def test_bad_limits_domain_fails_before_any_change(root, domain):
     before = _snapshot(root)
-    result = run_module(memlock_module.main, _args(root, limits_domain=domain))
+    result = run_module(memlock_main, _args(root, limits_domain=domain))
     assert result["failed"] and "limits_domain" in result["msg"]
     assert _snapshot(root) == before
 
@@ -299,7 +300,7 @@ def test_bad_limits_domain_fails_before_any_change(root, domain):
 def test_container_ceiling_is_reported(root):
     (root / "proc/1/limits").write_text(HOST_LIMITS.replace("unlimited            unlimited", "8388608              8388608"))
     (root / "proc/1/status").write_text("CapEff:\t00000000a80425fb\n")
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert result["ceiling"] == {"hard": 8192, "can_raise": False, "capped": True}
     assert any("lacks CAP_SYS_RESOURCE" in warning and "8192 KiB" in warning for warning in result["warnings"])
     # The settings are persisted anyway.
@@ -308,13 +309,13 @@ def test_container_ceiling_is_reported(root):
 
 def test_pam_service_without_pam_limits_is_warned(root):
     (root / "etc/pam.d/login").write_text("session required pam_unix.so\n")
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert result["pam_limits"]["login"] is False
     assert any("/etc/pam.d/login does not run pam_limits.so" in warning for warning in result["warnings"])
 
 
 def test_bad_dropin_name_fails(root):
-    result = run_module(memlock_module.main, _args(root, unit_dropin_name="../evil"))
+    result = run_module(memlock_main, _args(root, unit_dropin_name="../evil"))
     assert result["failed"] and "unit_dropin_name" in result["msg"]
 
 
@@ -353,7 +354,7 @@ def booted(root):
 
 def test_changed_files_leave_reexec_and_reload_pending(booted):
     FakeSystemctl.units["docker.service"]["DropInPaths"] = ""
-    result = run_module(memlock_module.main, _args(booted))
+    result = run_module(memlock_main, _args(booted))
     assert result["pending"] == {"daemon_reexec": True, "daemon_reload": True, "restart": []}
     # One call for the manager, one for every unit at once.
     assert FakeSystemctl.calls == [[], ["docker.service"]]
@@ -362,17 +363,17 @@ def test_changed_files_leave_reexec_and_reload_pending(booted):
 
 
 def test_converged_and_applied_is_a_no_op(booted):
-    run_module(memlock_module.main, _args(booted))
-    result = run_module(memlock_module.main, _args(booted), check_mode=True, diff=True)
+    run_module(memlock_main, _args(booted))
+    result = run_module(memlock_main, _args(booted), check_mode=True, diff=True)
     assert not result["changed"]
     assert result["pending"] == {"daemon_reexec": False, "daemon_reload": False, "restart": []}
     assert result["diff"] == []
 
 
 def test_reexec_that_never_happened_is_redone(booted):
-    run_module(memlock_module.main, _args(booted))
+    run_module(memlock_main, _args(booted))
     FakeSystemctl.manager = {"DefaultLimitMEMLOCK": "8388608", "DefaultLimitMEMLOCKSoft": "8388608"}
-    result = run_module(memlock_module.main, _args(booted), diff=True)
+    result = run_module(memlock_main, _args(booted), diff=True)
     assert result["changed"] and result["pending"]["daemon_reexec"]
     assert result["diff"] == [{
         "before_header": "systemd manager (running)", "after_header": "systemd manager (after daemon-reexec)",
@@ -385,24 +386,24 @@ def test_later_manager_dropin_wins_and_is_not_fought(booted):
     other.parent.mkdir(parents=True)
     other.write_text("[Manager]\nDefaultLimitMEMLOCK=64K\n")
     FakeSystemctl.manager = {"DefaultLimitMEMLOCK": "65536", "DefaultLimitMEMLOCKSoft": "65536"}
-    run_module(memlock_module.main, _args(booted))
-    result = run_module(memlock_module.main, _args(booted))
+    run_module(memlock_main, _args(booted))
+    result = run_module(memlock_main, _args(booted))
     assert not result["changed"] and not result["pending"]["daemon_reexec"]
     assert any("99-site.conf wins" in conflict for conflict in result["conflicts"])
 
 
 def test_unit_needing_reload_is_reloaded(booted):
-    run_module(memlock_module.main, _args(booted))
+    run_module(memlock_main, _args(booted))
     FakeSystemctl.units["docker.service"]["NeedDaemonReload"] = "yes"
-    result = run_module(memlock_module.main, _args(booted))
+    result = run_module(memlock_main, _args(booted))
     assert result["changed"] and result["pending"]["daemon_reload"]
 
 
 def test_unit_overridden_by_later_dropin_is_reported(booted):
-    run_module(memlock_module.main, _args(booted))
+    run_module(memlock_main, _args(booted))
     FakeSystemctl.units["docker.service"]["LimitMEMLOCK"] = "65536"
     FakeSystemctl.units["docker.service"]["DropInPaths"] = DOCKER_DROPIN + " /etc/systemd/system/docker.service.d/99-site.conf"
-    result = run_module(memlock_module.main, _args(booted))
+    result = run_module(memlock_main, _args(booted))
     assert not result["changed"]
     assert any(conflict.startswith("docker.service runs with LimitMEMLOCK=65536") for conflict in result["conflicts"])
 
@@ -415,30 +416,30 @@ def _running_docker(root, started_ticks):
 
 
 def test_running_docker_older_than_its_settings_needs_a_restart(booted):
-    run_module(memlock_module.main, _args(booted))
+    run_module(memlock_main, _args(booted))
     _running_docker(booted, started_ticks=100 * os.sysconf("SC_CLK_TCK"))  # started at epoch 1100
     for path in (DOCKER_DROPIN, "/etc/docker/daemon.json"):
         os.utime(str(_file(booted, path)), (1200, 1200))
-    result = run_module(memlock_module.main, _args(booted))
+    result = run_module(memlock_main, _args(booted))
     assert result["pending"]["restart"] == ["docker.service"]
     assert not result["changed"]
     assert any("started before their memlock settings changed: docker.service" in warning for warning in result["warnings"])
-    with_restart = run_module(memlock_module.main, _args(booted, restart_services=True))
+    with_restart = run_module(memlock_main, _args(booted, restart_services=True))
     assert with_restart["changed"] and with_restart["pending"]["restart"] == ["docker.service"]
 
 
 def test_running_docker_newer_than_its_settings_is_fine(booted):
-    run_module(memlock_module.main, _args(booted))
+    run_module(memlock_main, _args(booted))
     _running_docker(booted, started_ticks=1000 * os.sysconf("SC_CLK_TCK"))  # started at epoch 2000
     for path in (DOCKER_DROPIN, "/etc/docker/daemon.json"):
         os.utime(str(_file(booted, path)), (1200, 1200))
-    result = run_module(memlock_module.main, _args(booted, restart_services=True))
+    result = run_module(memlock_main, _args(booted, restart_services=True))
     assert result["pending"]["restart"] == [] and not result["changed"]
 
 
 def test_dockerd_flag_conflict_leaves_daemon_json_alone(booted):
     FakeSystemctl.units["docker.service"]["ExecStart"] = "{ path=/usr/bin/dockerd ; argv[]=/usr/bin/dockerd --default-ulimit nofile=1024:2048 }"
-    result = run_module(memlock_module.main, _args(booted))
+    result = run_module(memlock_main, _args(booted))
     assert not result["failed"]
     assert _file(booted, "/etc/docker/daemon.json").read_text() == DAEMON_JSON
     assert "--default-ulimit" in result["left_alone"]["daemon.json"]
@@ -449,9 +450,9 @@ def test_a_masked_unit_gets_no_dropin_and_is_named(root):
     mask = _file(root, "/etc/systemd/system/docker.service")
     mask.parent.mkdir(parents=True, exist_ok=True)
     mask.symlink_to(os.devnull)
-    result = run_module(memlock_module.main, _args(root))
+    result = run_module(memlock_main, _args(root))
     assert not result["failed"], result
     assert not _file(root, DOCKER_DROPIN).exists()
     assert result["left_alone"]["docker.service"] == "unit masked (/etc/systemd/system/docker.service -> /dev/null)"
     assert os.readlink(str(mask)) == os.devnull
-    assert not run_module(memlock_module.main, _args(root))["changed"]
+    assert not run_module(memlock_main, _args(root))["changed"]

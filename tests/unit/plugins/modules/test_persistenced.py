@@ -16,7 +16,8 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
-from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced_main as persistenced_module
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import persistenced as persistenced_module
+from ansible_collections.gpuops.hardening.plugins.modules.persistenced import main as persistenced_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, units
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import UnitEnablement
@@ -100,7 +101,7 @@ def host(tmp_path):
 
 
 def _run(host, check_mode=False, **args):
-    return run_module(persistenced_module.main, dict(args, root=str(host.root)), check_mode=check_mode, diff=True)
+    return run_module(persistenced_main, dict(args, root=str(host.root)), check_mode=check_mode, diff=True)
 
 
 @pytest.mark.parametrize("flavour", ["upstream", "debian", "default"])
@@ -268,7 +269,7 @@ def test_no_driver_fails_or_skips(host):
 
 def test_check_mode_verifies_what_is_in_place(host):
     """With nothing to change, check mode reads persistence mode as a run would verify it, so a GPU that lost it
-    fails both alike (and the precheck never answers such a call)."""
+    fails both alike."""
     host.install_unit("upstream")
     assert _run(host)["verification"] == "passed"
     result = _run(host, check_mode=True)

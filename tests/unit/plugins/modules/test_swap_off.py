@@ -9,9 +9,11 @@ import os
 from unittest import mock
 
 import pytest
+from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import swap, systemd
-from ansible_collections.gpuops.hardening.plugins.module_utils import swap_off_main as swap_off
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import swap_off as swap_off
+from ansible_collections.gpuops.hardening.plugins.modules.swap_off import main as swap_off_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 FSTAB = (
@@ -70,8 +72,8 @@ def _run(node, container=None, fake_run=None, check_mode=False, **extra):
     fake_run = fake_run or FakeRun(node)
     with mock.patch.object(swap_off, "container_type", return_value=container), \
             mock.patch.object(swap_off, "run", fake_run), \
-            mock.patch.object(swap_off.AnsibleModule, "get_bin_path", return_value="/sbin/swapoff"):
-        result = run_module(swap_off.main, args, check_mode=check_mode, diff=True)
+            mock.patch.object(basic.AnsibleModule, "get_bin_path", return_value="/sbin/swapoff"):
+        result = run_module(swap_off_main, args, check_mode=check_mode, diff=True)
     return result, fake_run
 
 

@@ -10,7 +10,8 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import sysctl_settings_main as sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import sysctl_settings as sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.modules.sysctl_settings import main as sysctl_settings_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 SETTINGS = {"vm.swappiness": 0, "kernel.numa_balancing": 0, "vm.max_map_count": 1048576}
@@ -63,7 +64,7 @@ def _live(node):
 
 
 def test_applies_differing_values_and_writes_the_file(node):
-    result = run_module(sysctl_settings.main, _args(node), diff=True)
+    result = run_module(sysctl_settings_main, _args(node), diff=True)
     assert not result["failed"], result
     assert result["changed"] and result["file"]["changed"]
     assert result["before"] == {"vm.swappiness": "60", "kernel.numa_balancing": "1", "vm.max_map_count": "65530"}
@@ -80,8 +81,8 @@ def test_applies_differing_values_and_writes_the_file(node):
 
 
 def test_second_run_is_a_no_op(node):
-    run_module(sysctl_settings.main, _args(node))
-    result = run_module(sysctl_settings.main, _args(node), diff=True)
+    run_module(sysctl_settings_main, _args(node))
+    result = run_module(sysctl_settings_main, _args(node), diff=True)
     assert not result["changed"]
     assert result["diff"] == []
     assert result["warnings"] == []
@@ -90,13 +91,13 @@ def test_second_run_is_a_no_op(node):
 def test_only_differing_keys_are_written(node):
     (node / "proc/sys/vm/swappiness").write_text("0\n")
     with mock.patch.object(sysctl_settings, "write_value", wraps=sysctl_settings.write_value) as writes:
-        result = run_module(sysctl_settings.main, _args(node), diff=True)
+        result = run_module(sysctl_settings_main, _args(node), diff=True)
     assert sorted(call.args[1] for call in writes.call_args_list) == ["0", "1048576"]
     assert "vm.swappiness" not in result["diff"][0]["before"]
 
 
 def test_check_mode_changes_nothing(node):
-    result = run_module(sysctl_settings.main, _args(node), check_mode=True, diff=True)
+    result = run_module(sysctl_settings_main, _args(node), check_mode=True, diff=True)
     assert result["changed"]
     assert result["after"]["vm.swappiness"] == "0"
     assert _live(node)["vm.swappiness"] == "60"
@@ -107,8 +108,8 @@ def test_check_mode_changes_nothing(node):
 def test_read_only_proc_persists_and_says_so(node):
     reason = "%s is read-only inside this docker container" % (node / "proc/sys/vm/swappiness")
     with mock.patch.object(sysctl_settings, "live_apply_blocker", return_value=reason):
-        first = run_module(sysctl_settings.main, _args(node), diff=True)
-        second = run_module(sysctl_settings.main, _args(node), diff=True)
+        first = run_module(sysctl_settings_main, _args(node), diff=True)
+        second = run_module(sysctl_settings_main, _args(node), diff=True)
     assert first["changed"] and first["file"]["changed"]
     assert [d["after_header"] for d in first["diff"]] == [str(node / "etc/sysctl.d/90-gpuops-hardening.conf")]
     assert first["after"] == first["before"] and not first["live_applied"]
@@ -121,7 +122,7 @@ def test_read_only_proc_persists_and_says_so(node):
 
 
 def test_apply_live_false_only_writes_the_file(node):
-    result = run_module(sysctl_settings.main, _args(node, apply_live=False))
+    result = run_module(sysctl_settings_main, _args(node, apply_live=False))
     assert result["changed"] and result["live_skipped_reason"] == "apply_live is false"
     assert result["warnings"] == []
     assert _live(node)["vm.swappiness"] == "60"
@@ -129,7 +130,7 @@ def test_apply_live_false_only_writes_the_file(node):
 
 def test_boot_conflict_warns_by_default(node):
     (node / "etc/sysctl.conf").write_text("vm.swappiness = 10\n")
-    result = run_module(sysctl_settings.main, _args(node))
+    result = run_module(sysctl_settings_main, _args(node))
     assert not result["failed"]
     assert [(c["key"], c["value"], c["applied_by"]) for c in result["conflicts"]] == [
         ("vm.swappiness", "10", "systemd-sysctl and sysctl --system")]
@@ -140,7 +141,7 @@ def test_boot_conflict_warns_by_default(node):
 
 def test_boot_conflict_fail_changes_nothing(node):
     (node / "usr/lib/sysctl.d/95-vendor.conf").write_text("kernel.numa_balancing = 1\n")
-    result = run_module(sysctl_settings.main, _args(node, conflict_action="fail"))
+    result = run_module(sysctl_settings_main, _args(node, conflict_action="fail"))
     assert result["failed"]
     assert "kernel.numa_balancing" in result["msg"] and "95-vendor.conf line 1 sets 1" in result["msg"]
     assert _live(node)["kernel.numa_balancing"] == "1"
@@ -149,26 +150,26 @@ def test_boot_conflict_fail_changes_nothing(node):
 
 def test_boot_conflict_ignore_is_silent(node):
     (node / "etc/sysctl.d/99-zz.conf").write_text("vm.swappiness = 10\n")
-    result = run_module(sysctl_settings.main, _args(node, conflict_action="ignore"))
+    result = run_module(sysctl_settings_main, _args(node, conflict_action="ignore"))
     assert result["conflicts"] and result["warnings"] == []
 
 
 def test_masked_file_is_a_conflict(node):
     (node / "etc/sysctl.d/90-gpuops-hardening.conf").write_text("")
-    result = run_module(sysctl_settings.main, _args(node, path="/usr/lib/sysctl.d/90-gpuops-hardening.conf", conflict_action="fail"))
+    result = run_module(sysctl_settings_main, _args(node, path="/usr/lib/sysctl.d/90-gpuops-hardening.conf", conflict_action="fail"))
     assert result["failed"] and "hides" in result["msg"]
 
 
 def test_slash_keys_are_understood(node):
     settings = {"vm/swappiness": 0, "kernel/numa_balancing": 0, "vm/max_map_count": "1048576"}
-    result = run_module(sysctl_settings.main, _args(node, settings=settings))
+    result = run_module(sysctl_settings_main, _args(node, settings=settings))
     assert not result["failed"], result
     assert sorted(result["after"]) == ["kernel.numa_balancing", "vm.max_map_count", "vm.swappiness"]
 
 
 def test_missing_key_is_kept_and_reported(node):
     settings = dict(SETTINGS, **{"vm.not_on_this_kernel": 1})
-    result = run_module(sysctl_settings.main, _args(node, settings=settings))
+    result = run_module(sysctl_settings_main, _args(node, settings=settings))
     assert not result["failed"], result
     assert result["unsupported"] == ["vm.not_on_this_kernel"]
     assert any("this kernel has no vm.not_on_this_kernel" in w for w in result["warnings"])
@@ -183,7 +184,7 @@ def test_kernel_refusal_fails_before_the_file_is_written(node):
         with open(path, "w") as handle:
             handle.write(value)
     with mock.patch.object(sysctl_settings, "write_value", side_effect=refuse):
-        result = run_module(sysctl_settings.main, _args(node))
+        result = run_module(sysctl_settings_main, _args(node))
     assert result["failed"]
     assert "the kernel refused vm.max_map_count = 1048576" in result["msg"]
     assert "Applied before that: kernel.numa_balancing, vm.swappiness" in result["msg"]
@@ -192,14 +193,14 @@ def test_kernel_refusal_fails_before_the_file_is_written(node):
 
 def test_null_value_leaves_the_key_unmanaged(node):
     settings = dict(SETTINGS, **{"vm.dirty_ratio": None})
-    result = run_module(sysctl_settings.main, _args(node, settings=settings))
+    result = run_module(sysctl_settings_main, _args(node, settings=settings))
     assert not result["failed"], result
     assert "vm.dirty_ratio" not in result["after"] and result["unsupported"] == []
     assert (node / "etc/sysctl.d/90-gpuops-hardening.conf").read_text() == CONTENT
 
 
 def test_file_without_notes_or_description_still_explains_itself(node):
-    result = run_module(sysctl_settings.main, _args(node, notes={}, description=None))
+    result = run_module(sysctl_settings_main, _args(node, notes={}, description=None))
     assert not result["failed"], result
     text = (node / "etc/sysctl.d/90-gpuops-hardening.conf").read_text()
     assert text.startswith("# Managed by gpuops.hardening")
@@ -209,14 +210,14 @@ def test_file_without_notes_or_description_still_explains_itself(node):
 def test_partner_key_set_later_is_a_conflict(node):
     (node / "proc/sys/vm/dirty_bytes").write_text("0\n")
     (node / "etc/sysctl.d/95-local.conf").write_text("vm.dirty_ratio = 20\n")
-    result = run_module(sysctl_settings.main, _args(node, settings={"vm.dirty_bytes": 8589934592}))
+    result = run_module(sysctl_settings_main, _args(node, settings={"vm.dirty_bytes": 8589934592}))
     assert [(c["key"], c["other_key"], c["value"]) for c in result["conflicts"]] == [("vm.dirty_bytes", "vm.dirty_ratio", "20")]
     assert any("zeroes vm.dirty_bytes" in w for w in result["warnings"])
 
 
 @pytest.mark.parametrize("path", ["/etc/sysctl.d/90-gpuops-hardening", "/etc/sysctl.d/90-gpuops.conf.bak", "/etc/sysctl.d/.conf"])
 def test_path_systemd_never_reads_fails_before_any_change(node, path):
-    result = run_module(sysctl_settings.main, _args(node, path=path))
+    result = run_module(sysctl_settings_main, _args(node, path=path))
     assert result["failed"]
     assert path in result["msg"] and "*.conf" in result["msg"]
     assert _live(node)["vm.swappiness"] == "60"
@@ -233,7 +234,7 @@ def test_path_systemd_never_reads_fails_before_any_change(node, path):
     ({"vm.swappiness": 0}, {"vm.swappiness": "two\nlines"}, "must be one line"),
 ])
 def test_bad_input_fails_before_any_change(node, settings, notes, fragment):
-    result = run_module(sysctl_settings.main, _args(node, settings=settings, notes=notes))
+    result = run_module(sysctl_settings_main, _args(node, settings=settings, notes=notes))
     assert result["failed"]
     assert fragment in result["msg"]
     assert _live(node)["vm.swappiness"] == "60"

@@ -11,7 +11,8 @@ from unittest import mock
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import thp
-from ansible_collections.gpuops.hardening.plugins.module_utils import thp_main as thp_module
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import thp as thp_module
+from ansible_collections.gpuops.hardening.plugins.modules.thp import main as thp_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import (
     RecordedSystemctl,
@@ -51,7 +52,7 @@ def _live(root):
 
 
 def test_applies_only_differing_values(sysfs):
-    result = run_module(thp_module.main, _args(sysfs), diff=True)
+    result = run_module(thp_main, _args(sysfs), diff=True)
     assert not result["failed"], result
     assert result["changed"]
     assert result["before"] == {"enabled": "madvise", "defrag": "madvise", "khugepaged_defrag": True}
@@ -67,28 +68,28 @@ def test_second_run_is_a_no_op(sysfs):
     root = sysfs[0]
     (root / "enabled").write_text("[always] madvise never\n")
     (root / "defrag").write_text("always defer [defer+madvise] madvise never\n")
-    result = run_module(thp_module.main, _args(sysfs, persist=False), diff=True)
+    result = run_module(thp_main, _args(sysfs, persist=False), diff=True)
     assert not result["changed"]
     assert result["diff"] == []
     assert result["live_applied"]
 
 
 def test_check_mode_reports_without_writing(sysfs):
-    result = run_module(thp_module.main, _args(sysfs), check_mode=True, diff=True)
+    result = run_module(thp_main, _args(sysfs), check_mode=True, diff=True)
     assert result["changed"]
     assert result["after"]["enabled"] == "always"
     assert _live(sysfs[0]) == ("always [madvise] never", "always defer defer+madvise [madvise] never", "1")
 
 
 def test_khugepaged_defrag_written_as_digit(sysfs):
-    result = run_module(thp_module.main, _args(sysfs, enabled="madvise", defrag="defer", khugepaged_defrag=False))
+    result = run_module(thp_main, _args(sysfs, enabled="madvise", defrag="defer", khugepaged_defrag=False))
     assert result["changed"]
     assert _live(sysfs[0])[2] == "0"
 
 
 def test_cmdline_conflict_fail_changes_nothing(sysfs):
     sysfs[1].write_text("root=/dev/vda transparent_hugepage=never\n")
-    result = run_module(thp_module.main, _args(sysfs, cmdline_conflict_action="fail"))
+    result = run_module(thp_main, _args(sysfs, cmdline_conflict_action="fail"))
     assert result["failed"]
     assert "transparent_hugepage=never" in result["msg"]
     assert result["cmdline_conflict"] and result["cmdline_value"] == "never"
@@ -97,7 +98,7 @@ def test_cmdline_conflict_fail_changes_nothing(sysfs):
 
 def test_cmdline_conflict_warns_and_applies(sysfs):
     sysfs[1].write_text("root=/dev/vda transparent_hugepage=never\n")
-    result = run_module(thp_module.main, _args(sysfs))
+    result = run_module(thp_main, _args(sysfs))
     assert not result["failed"]
     assert result["cmdline_conflict"]
     assert any("transparent_hugepage=never" in w for w in result.get("warnings", []))
@@ -106,7 +107,7 @@ def test_cmdline_conflict_warns_and_applies(sysfs):
 
 def test_matching_cmdline_is_no_conflict(sysfs):
     sysfs[1].write_text("root=/dev/vda transparent_hugepage=always\n")
-    result = run_module(thp_module.main, _args(sysfs, cmdline_conflict_action="fail"))
+    result = run_module(thp_main, _args(sysfs, cmdline_conflict_action="fail"))
     assert not result["failed"]
     assert result["cmdline_value"] == "always"
     assert not result["cmdline_conflict"]
@@ -114,7 +115,7 @@ def test_matching_cmdline_is_no_conflict(sysfs):
 
 def test_read_only_sysfs_skips_live_apply_visibly(sysfs):
     with mock.patch.object(thp_module, "live_apply_blocker", return_value="/sys/... is read-only inside this docker container"):
-        result = run_module(thp_module.main, _args(sysfs, persist=False))
+        result = run_module(thp_main, _args(sysfs, persist=False))
     assert not result["changed"]
     assert not result["live_applied"]
     assert "read-only" in result["live_skipped_reason"]
@@ -123,21 +124,21 @@ def test_read_only_sysfs_skips_live_apply_visibly(sysfs):
 
 def test_unsupported_value_fails_clearly(sysfs):
     (sysfs[0] / "defrag").write_text("always defer [madvise] never\n")
-    result = run_module(thp_module.main, _args(sysfs))
+    result = run_module(thp_main, _args(sysfs))
     assert result["failed"]
     assert "defrag=defer+madvise" in result["msg"] and "always, defer, madvise, never" in result["msg"]
 
 
 def test_missing_thp_support_fails(tmp_path):
-    result = run_module(thp_module.main, dict(TRAINING, root=str(tmp_path)))
+    result = run_module(thp_main, dict(TRAINING, root=str(tmp_path)))
     assert result["failed"]
     assert "without transparent hugepage support" in result["msg"]
 
 
 def test_unit_written_enabled_then_idempotent(sysfs):
     args = _args(sysfs, profile="training")
-    first = run_module(thp_module.main, args, diff=True)
-    second = run_module(thp_module.main, args, diff=True)
+    first = run_module(thp_main, args, diff=True)
+    second = run_module(thp_main, args, diff=True)
     unit = _unit(sysfs)
     assert first["changed"] and first["unit"]["changed"]
     text = unit.read_text()
@@ -151,7 +152,7 @@ def test_unit_written_enabled_then_idempotent(sysfs):
 
 
 def test_unit_check_mode_writes_nothing(sysfs):
-    result = run_module(thp_module.main, _args(sysfs), check_mode=True, diff=True)
+    result = run_module(thp_main, _args(sysfs), check_mode=True, diff=True)
     assert result["changed"] and result["unit"]["changed"]
     assert not _unit(sysfs).exists()
     assert RecordedSystemctl.enabled == set() and RecordedSystemctl.calls == []
@@ -159,23 +160,23 @@ def test_unit_check_mode_writes_nothing(sysfs):
 
 
 def test_persist_false_disables_and_removes_our_unit(sysfs):
-    run_module(thp_module.main, _args(sysfs))
+    run_module(thp_main, _args(sysfs))
     RecordedSystemctl.calls = []
-    result = run_module(thp_module.main, _args(sysfs, persist=False), diff=True)
+    result = run_module(thp_main, _args(sysfs, persist=False), diff=True)
     assert not result["failed"], result
     assert result["changed"] and result["unit"] == {
         "path": str(_unit(sysfs)), "changed": True, "present": False, "enabled": False, "managed": True}
     assert not _unit(sysfs).exists()
     assert RecordedSystemctl.calls == ["disable gpuops-thp.service", "daemon-reload"]
     assert any(d["after_header"] == "%s (absent)" % _unit(sysfs) for d in result["diff"])
-    again = run_module(thp_module.main, _args(sysfs, persist=False))
+    again = run_module(thp_main, _args(sysfs, persist=False))
     assert not again["changed"]
 
 
 def test_persist_false_check_mode_keeps_the_unit(sysfs):
-    run_module(thp_module.main, _args(sysfs))
+    run_module(thp_main, _args(sysfs))
     RecordedSystemctl.calls = []
-    result = run_module(thp_module.main, _args(sysfs, persist=False), check_mode=True, diff=True)
+    result = run_module(thp_main, _args(sysfs, persist=False), check_mode=True, diff=True)
     assert result["changed"] and result["unit"]["changed"]
     assert _unit(sysfs).exists()
     assert RecordedSystemctl.calls == [] and RecordedSystemctl.enabled == {"gpuops-thp.service"}
@@ -187,7 +188,7 @@ def test_persist_false_removes_a_unit_from_the_old_role_template(sysfs):
     unit.write_text("#\n# Ansible managed\n#\n# Re-applies the transparent hugepage settings of the "
                     "gpuops.hardening thp role\n[Unit]\n")
     RecordedSystemctl.enabled = {"gpuops-thp.service"}
-    result = run_module(thp_module.main, _args(sysfs, persist=False))
+    result = run_module(thp_main, _args(sysfs, persist=False))
     assert result["unit"]["changed"] and not unit.exists()
     assert RecordedSystemctl.enabled == set()
 
@@ -196,7 +197,7 @@ def test_persist_false_leaves_a_foreign_unit_alone(sysfs):
     unit = _unit(sysfs)
     unit.parent.mkdir(parents=True)
     unit.write_text("[Unit]\nDescription=the site's own THP unit\n")
-    result = run_module(thp_module.main, _args(sysfs, persist=False))
+    result = run_module(thp_main, _args(sysfs, persist=False))
     assert not result["failed"], result
     assert unit.read_text() == "[Unit]\nDescription=the site's own THP unit\n"
     assert result["unit"]["managed"] is False and not result["unit"]["changed"]
@@ -205,7 +206,7 @@ def test_persist_false_leaves_a_foreign_unit_alone(sysfs):
 
 
 def test_persist_without_values_fails(sysfs):
-    result = run_module(thp_module.main, {"root": _args(sysfs)["root"]})
+    result = run_module(thp_main, {"root": _args(sysfs)["root"]})
     assert result["failed"] and "nothing to apply" in result["msg"]
 
 
@@ -215,7 +216,7 @@ def test_persist_without_values_fails(sysfs):
 ])
 def test_cmdline_message_says_whether_a_unit_is_managed(sysfs, persist, expected, absent):
     sysfs[1].write_text("root=/dev/vda transparent_hugepage=never\n")
-    result = run_module(thp_module.main, _args(sysfs, persist=persist))
+    result = run_module(thp_main, _args(sysfs, persist=persist))
     assert expected in result["cmdline_message"]
     assert absent not in result["cmdline_message"]
     assert "sets enabled=always on the running kernel" in result["cmdline_message"]
@@ -223,6 +224,6 @@ def test_cmdline_message_says_whether_a_unit_is_managed(sysfs, persist, expected
 
 def test_cmdline_message_when_live_apply_is_skipped(sysfs):
     sysfs[1].write_text("root=/dev/vda transparent_hugepage=never\n")
-    result = run_module(thp_module.main, _args(sysfs, apply_live=False))
+    result = run_module(thp_main, _args(sysfs, apply_live=False))
     assert "The running kernel keeps its value (live apply skipped: apply_live is false)" in result["cmdline_message"]
     assert "on the running kernel" not in result["cmdline_message"].replace("The running kernel keeps", "")

@@ -1,25 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpuops.hardening.nvidia_mig module's code. It lives here, not in the module file, so that
-gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+"""The nvidia_mig engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.nvidia_mig module
+and the node call (module_utils/node_host.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
-from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import ClientError, MigError, SmiError, converge
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import ClientError, MigError, SmiError
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import converge as converge_layouts
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import plan_text
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, check_layouts, desired_layouts, load_config
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_survey import read_gpus
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED, RecordError, UnitRecord
-from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # mig-parted's default GPU clients: they keep GPUs open, so a mode change or reset cannot proceed under them.
 GPU_CLIENTS = ("nvsm.service", "nvidia-dcgm.service", "dcgm-exporter.service", "kubelet.service")
@@ -29,14 +27,14 @@ KEEP_RUNNING = ("nvidia-persistenced.service", "nvidia-fabricmanager.service")
 class Smi(object):
     """nvidia-smi calls with the module's timeout; a failure raises SmiError with its text."""
 
-    def __init__(self, module):
-        self.module = module
-        self.path = module.get_bin_path("nvidia-smi")
+    def __init__(self, feature):
+        self.feature = feature
+        self.path = feature.get_bin_path("nvidia-smi")
 
     def call(self, args, allowed_rc=(0,)):
         argv = [self.path] + list(args)
         try:
-            rc, out, err = run(self.module, argv, timeout=self.module.params["timeout"])
+            rc, out, err = run(self.feature, argv, timeout=self.feature.params["timeout"])
         except CommandTimeout as error:
             raise SmiError("%s; the NVIDIA driver is not answering" % error)
         if rc not in allowed_rc:
@@ -52,11 +50,11 @@ class SystemdClients(object):
     """The GPU client services that run: stopped before the change, exactly those started after.
     nvidia-persistenced and nvidia-fabricmanager stay: nvidia-smi coordinates resets with them."""
 
-    def __init__(self, module, units):
-        self.module = module
-        self.systemctl = Systemctl(module, timeout=module.params["timeout"])
+    def __init__(self, feature, units):
+        self.feature = feature
+        self.systemctl = Systemctl(feature, timeout=feature.params["timeout"])
         self.units = [unit for unit in units if unit not in KEEP_RUNNING]
-        self.record = UnitRecord(module, MIG_CLIENTS_STOPPED)
+        self.record = UnitRecord(feature, MIG_CLIENTS_STOPPED)
 
     def stop(self):
         running = []
@@ -94,87 +92,87 @@ class SystemdClients(object):
         """(units, failures): the clients an interrupted earlier run left stopped, started now
         (in check mode only listed)."""
         units = self.record.units()
-        if not units or self.module.check_mode:
+        if not units or self.feature.check_mode:
             return units, []
         return units, self.start(units)
 
 
-def declared_layouts(module, gpus):
+def declared_layouts(feature, gpus):
     """{gpu index: {"mig_enabled", "mig_devices"}} from the options; fails on any bad entry."""
-    params = module.params
+    params = feature.params
     if params["mig_parted_config"] is not None:
         try:
             entries = load_config(params["mig_parted_config"], params["mig_parted_name"])
         except MigPartedError as error:
-            module.fail_json(msg="mig_parted_config: %s; nothing was changed" % error)
+            feature.fail_json(msg="mig_parted_config: %s; nothing was changed" % error)
         return desired_layouts(entries, [{"index": int(g["index"]), "pci_device_id": g["pci.device_id"]} for g in gpus])
     try:
         return check_layouts(params["layouts"] or {})
     except MigPartedError as error:
-        module.fail_json(msg="%s; nothing was changed" % error)
+        feature.fail_json(msg="%s; nothing was changed" % error)
 
 
-def main():
-    argument_spec = host_argument_spec()
-    argument_spec.update(
-        layouts=dict(type="dict"),
-        mig_parted_config=dict(type="dict"),
-        mig_parted_name=dict(type="str"),
-        force=dict(type="bool", default=False),
-        reset=dict(type="bool", default=True),
-        require_applied=dict(type="bool", default=False),
-        gpu_clients=dict(type="list", elements="str", default=list(GPU_CLIENTS)),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                           mutually_exclusive=[("layouts", "mig_parted_config")],
-                           required_one_of=[("layouts", "mig_parted_config")],
-                           required_together=[("mig_parted_config", "mig_parted_name")])
-    hold_node_lock(module, "gpuops.hardening.nvidia_mig")
-    remember_call(module, "nvidia_mig")
-    params = module.params
-    clients = SystemdClients(module, params["gpu_clients"])
-    restarted = start_recorded_clients(module, clients)
-    smi = Smi(module)
+NAME = 'nvidia_mig'
+ARGUMENT_SPEC = host_argument_spec()
+ARGUMENT_SPEC.update(
+    layouts=dict(type="dict"),
+    mig_parted_config=dict(type="dict"),
+    mig_parted_name=dict(type="str"),
+    force=dict(type="bool", default=False),
+    reset=dict(type="bool", default=True),
+    require_applied=dict(type="bool", default=False),
+    gpu_clients=dict(type="list", elements="str", default=list(GPU_CLIENTS)),
+)
+SPEC_RULES = dict(mutually_exclusive=[("layouts", "mig_parted_config")], required_one_of=[("layouts", "mig_parted_config")], required_together=[("mig_parted_config", "mig_parted_name")])
+
+
+def converge(spec, host, check_mode):
+    """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
+    feature = host.feature(NAME, spec, check_mode)
+    params = feature.params
+    clients = SystemdClients(feature, params["gpu_clients"])
+    restarted = start_recorded_clients(feature, clients)
+    smi = Smi(feature)
     if not smi.path:
-        module.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=bool(restarted), gpus=[],
+        feature.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=bool(restarted), gpus=[],
                          clients_restarted=restarted)
     try:
         gpus = read_gpus(smi)
-        layouts = declared_layouts(module, gpus)
-        result = converge(smi, layouts, force=params["force"], reset=params["reset"], check_mode=module.check_mode,
+        layouts = declared_layouts(feature, gpus)
+        result = converge_layouts(smi, layouts, force=params["force"], reset=params["reset"], check_mode=feature.check_mode,
                           clients=clients, root=params["root"], require_applied=params["require_applied"], gpus=gpus)
     except SmiError as error:
-        module.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
+        feature.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
     except MigError as error:
-        _report(module, error.result, clients, restarted)
-        module.fail_json(msg=str(error), **error.result)
-    _report(module, result, clients, restarted)
-    module.exit_json(**result)
+        _report(feature, error.result, clients, restarted)
+        feature.fail_json(msg=str(error), **error.result)
+    _report(feature, result, clients, restarted)
+    return result
 
 
-def start_recorded_clients(module, clients):
+def start_recorded_clients(feature, clients):
     """Every run first starts the GPU clients an interrupted run left stopped; the units it started."""
     try:
         units, failed = clients.start_recorded()
     except RecordError as error:
-        module.fail_json(msg="%s; nothing was changed" % error, changed=False, gpus=[])
+        feature.fail_json(msg="%s; nothing was changed" % error, changed=False, gpus=[])
     if failed:
-        module.fail_json(msg="the GPU clients that an interrupted earlier run stopped (recorded in %s) did not start "
+        feature.fail_json(msg="the GPU clients that an interrupted earlier run stopped (recorded in %s) did not start "
                              "again: %s; see systemctl status for each, then run again, which retries them" % (
                                  MIG_CLIENTS_STOPPED, ", ".join(failed)), changed=True, gpus=[], clients_restarted=units)
     if units:
-        module.warn("an earlier run was interrupted while the GPU clients were stopped; %s %s, recorded in %s" % (
-            "would start" if module.check_mode else "started", ", ".join(units), MIG_CLIENTS_STOPPED))
+        feature.warn("an earlier run was interrupted while the GPU clients were stopped; %s %s, recorded in %s" % (
+            "would start" if feature.check_mode else "started", ", ".join(units), MIG_CLIENTS_STOPPED))
     return units
 
 
-def _report(module, result, clients, restarted):
+def _report(feature, result, clients, restarted):
     """Warnings to Ansible, the clients this call would stop, and each changed GPU's plan as --diff."""
     result["gpu_clients"] = list(clients.units)
     result["clients_restarted"] = list(restarted)
     result["changed"] = result["changed"] or bool(restarted)
     for warning in result.pop("warnings", []):
-        module.warn(warning)
-    if module._diff:
+        feature.warn(warning)
+    if feature._diff:
         result["diff"] = [{"before_header": "GPU %d" % e["index"], "after_header": "GPU %d" % e["index"],
                            "before": "", "after": plan_text(e)} for e in result["gpus"] if e["changed"]]

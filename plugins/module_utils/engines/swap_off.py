@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpuops.hardening.swap_off module's code. It lives here, not in the module file, so that
-gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+"""The swap_off engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.swap_off module
+and the node call (module_utils/node_host.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,6 @@ __metaclass__ = type
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import swap
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
@@ -18,8 +17,6 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import c
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, is_booted, unit_file_exists
-from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 MASK_DIR = "etc/systemd/system"
 # Where .swap units come from: admin and package unit files, and generator output.
@@ -45,7 +42,7 @@ def live_blocker(params):
     return None
 
 
-def check_safety(module, targets, meminfo, result):
+def check_safety(feature, targets, meminfo, result):
     """Fail before any change when the swap in use would not fit back into memory."""
     if not targets:
         return
@@ -53,28 +50,28 @@ def check_safety(module, targets, meminfo, result):
     if available is None:
         available = sum(meminfo.get(name, 0) for name in ("MemFree", "Buffers", "Cached"))
     result["mem_available_kib"] = available
-    refusal = swap.swapoff_refusal(result["swap_used_kib"], available, module.params["margin_mib"] * 1024)
+    refusal = swap.swapoff_refusal(result["swap_used_kib"], available, feature.params["margin_mib"] * 1024)
     if refusal is None:
         return
-    if module.params["force"]:
-        module.warn("turning swap off despite the safety check (force is set): %s" % refusal)
+    if feature.params["force"]:
+        feature.warn("turning swap off despite the safety check (force is set): %s" % refusal)
         return
-    module.fail_json(
+    feature.fail_json(
         msg="refusing to turn swap off: %s Free memory first, lower margin_mib (role variable sysctl_swapoff_margin_mib), "
             "or set force (role variable sysctl_swapoff_force) to accept the risk. Nothing was changed." % refusal,
         **result
     )
 
 
-def converge_fstab(module, result, diffs):
+def converge_fstab(feature, result, diffs):
     # Edit the file itself where fstab is a link, so the link stays.
-    path = os.path.realpath(under_root(module.params["root"], "/etc/fstab"))
+    path = os.path.realpath(under_root(feature.params["root"], "/etc/fstab"))
     text = read_text(path)
     if text is None:
         result["fstab"] = None
         return []
     new_text, commented = swap.comment_out_swap(text)
-    file_result, diff = ensure_content(module, path, new_text, mode=None, backup=True)
+    file_result, diff = ensure_content(feature, path, new_text, mode=None, backup=True)
     if diff:
         diffs.append(diff)
     result["fstab"] = dict(path=path, changed=file_result["changed"], backup_file=file_result["backup_file"], commented=commented)
@@ -92,7 +89,7 @@ def existing_swap_units(root):
     return found
 
 
-def converge_zram_dropin(module, root, result, diffs):
+def converge_zram_dropin(feature, root, result, diffs):
     """Converge the zram-generator drop-in; returns the swap devices it disables."""
     dropin = under_root(root, ZRAM_DROPIN)
     configs = swap.zram_config_files(root, exclude=dropin)
@@ -105,15 +102,15 @@ def converge_zram_dropin(module, root, result, diffs):
     result["zram"] = dict(devices=wanted, dropin=None, changed=False)
     if not wanted:
         return wanted
-    file_result, diff = ensure_content(module, dropin, swap.render_zram_dropin(wanted))
+    file_result, diff = ensure_content(feature, dropin, swap.render_zram_dropin(wanted))
     if diff:
         diffs.append(diff)
     result["zram"].update(dropin=dropin, changed=file_result["changed"])
     return wanted
 
 
-def wanted_masks(module, root, commented, swaps, zram_devices, in_container):
-    units = ["swap.target"] if module.params["mask_swap_target"] else []
+def wanted_masks(feature, root, commented, swaps, zram_devices, in_container):
+    units = ["swap.target"] if feature.params["mask_swap_target"] else []
     units.extend(swap.unit_name_from_path(swap.fstab_device(swap.fstab_fields(line)[0]), "swap") for line in commented)
     if not in_container:
         units.extend(swap.unit_name_from_path(area["path"], "swap") for area in swaps)
@@ -121,7 +118,7 @@ def wanted_masks(module, root, commented, swaps, zram_devices, in_container):
     for device in zram_devices:
         units.extend(["dev-%s.swap" % device, "systemd-zram-setup@%s.service" % device])
     unit_dirs = [under_root(root, relative) for relative in SWAP_UNIT_DIRS]
-    units.extend(service for service in module.params["zram_services"] if unit_file_exists(service, unit_dirs))
+    units.extend(service for service in feature.params["zram_services"] if unit_file_exists(service, unit_dirs))
     unique = []
     for unit in units:
         if unit not in unique:
@@ -129,26 +126,26 @@ def wanted_masks(module, root, commented, swaps, zram_devices, in_container):
     return unique
 
 
-def converge_masks(module, root, units, result, diffs):
+def converge_masks(feature, root, units, result, diffs):
     result["masked_units"] = units
     result["masks_changed"] = []
     for unit in units:
-        link_result, diff = ensure_symlink(module, under_root(root, os.path.join(MASK_DIR, unit)), "/dev/null", backup=True)
+        link_result, diff = ensure_symlink(feature, under_root(root, os.path.join(MASK_DIR, unit)), "/dev/null", backup=True)
         if link_result["changed"]:
             result["masks_changed"].append(dict(unit=unit, backup_file=link_result["backup_file"]))
             diffs.append(diff)
 
 
-def turn_off(module, targets, result):
-    swapoff = module.get_bin_path("swapoff", required=True)
+def turn_off(feature, targets, result):
+    swapoff = feature.get_bin_path("swapoff", required=True)
     done = []
     for area in targets:
         try:
-            rc, out, err = run(module, [swapoff, area["path"]], timeout=module.params["timeout"])
+            rc, out, err = run(feature, [swapoff, area["path"]], timeout=feature.params["timeout"])
         except CommandTimeout as exc:
-            module.fail_json(msg="%s. Swap areas already off: %s" % (exc, ", ".join(done) or "none"), **result)
+            feature.fail_json(msg="%s. Swap areas already off: %s" % (exc, ", ".join(done) or "none"), **result)
         if rc != 0:
-            module.fail_json(msg="swapoff %s failed: %s. Swap areas already off: %s"
+            feature.fail_json(msg="swapoff %s failed: %s. Swap areas already off: %s"
                              % (area["path"], (err or out).strip(), ", ".join(done) or "none"), **result)
         done.append(area["path"])
 
@@ -157,21 +154,24 @@ def render_swaps(swaps):
     return "".join("%s %s size=%skB used=%skB\n" % (a["path"], a["type"], a["size_kib"], a["used_kib"]) for a in swaps)
 
 
-def main():
-    argument_spec = host_argument_spec(live=True)
-    argument_spec.update(
-        margin_mib=dict(type="int", default=1024),
-        force=dict(type="bool", default=False),
-        mask_swap_target=dict(type="bool", default=True),
-        zram_services=dict(type="list", elements="str", default=["zramswap.service", "zram-config.service"]),
-        timeout=dict(type="int", default=600),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    hold_node_lock(module, "gpuops.hardening.swap_off")
-    remember_call(module, "swap_off")
-    params = module.params
+NAME = 'swap_off'
+ARGUMENT_SPEC = host_argument_spec(live=True)
+ARGUMENT_SPEC.update(
+    margin_mib=dict(type="int", default=1024),
+    force=dict(type="bool", default=False),
+    mask_swap_target=dict(type="bool", default=True),
+    zram_services=dict(type="list", elements="str", default=["zramswap.service", "zram-config.service"]),
+    timeout=dict(type="int", default=600),
+)
+SPEC_RULES = {}
+
+
+def converge(spec, host, check_mode):
+    """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
+    feature = host.feature(NAME, spec, check_mode)
+    params = feature.params
     if params["margin_mib"] < 0:
-        module.fail_json(msg="margin_mib must be 0 or more, got %s" % params["margin_mib"])
+        feature.fail_json(msg="margin_mib must be 0 or more, got %s" % params["margin_mib"])
     root = params["root"]
     swaps = swap.parse_proc_swaps(read_text(under_root(root, "/proc/swaps")))
     meminfo = swap.parse_meminfo(read_text(under_root(root, "/proc/meminfo")))
@@ -182,28 +182,27 @@ def main():
         swap_used_kib=sum(a["used_kib"] for a in targets), mem_available_kib=meminfo.get("MemAvailable", 0),
         live_skipped_reason=blocker, daemon_reloaded=False,
     )
-    check_safety(module, targets, meminfo, result)
+    check_safety(feature, targets, meminfo, result)
 
     diffs = []
-    commented = converge_fstab(module, result, diffs)
-    zram_devices = converge_zram_dropin(module, root, result, diffs)
+    commented = converge_fstab(feature, result, diffs)
+    zram_devices = converge_zram_dropin(feature, root, result, diffs)
     in_container = container_type() is not None
-    converge_masks(module, root, wanted_masks(module, root, commented, swaps, zram_devices, in_container), result, diffs)
+    converge_masks(feature, root, wanted_masks(feature, root, commented, swaps, zram_devices, in_container), result, diffs)
     persisted_changed = bool(diffs)
     if persisted_changed and root == "/":
         # Drops the fstab-generated units and loads the masks.
-        Systemctl(module, timeout=params["timeout"]).daemon_reload()
-        result["daemon_reloaded"] = not module.check_mode and is_booted()
+        Systemctl(feature, timeout=params["timeout"]).daemon_reload()
+        result["daemon_reloaded"] = not feature.check_mode and is_booted()
 
     if targets:
-        if not module.check_mode:
-            turn_off(module, targets, result)
+        if not feature.check_mode:
+            turn_off(feature, targets, result)
         diffs.append({"before_header": "/proc/swaps (live)", "after_header": "/proc/swaps (live)",
                       "before": render_swaps(swaps), "after": ""})
     if blocker and params["apply_live"]:
-        module.warn("swapoff skipped: %s. fstab, the masks and the zram drop-in keep swap off from the next boot." % blocker)
+        feature.warn("swapoff skipped: %s. fstab, the masks and the zram drop-in keep swap off from the next boot." % blocker)
     result["live_applied"] = blocker is None
     result["changed"] = bool(diffs)
-    if module._diff:
-        result["diff"] = diffs
-    module.exit_json(**result)
+    result["diff"] = diffs
+    return result

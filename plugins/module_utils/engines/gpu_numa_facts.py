@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpuops.hardening.gpu_numa_facts module's code. It lives here, not in the module file, so that
-gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+"""The gpu_numa_facts engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.gpu_numa_facts module
+and the node call (module_utils/node_host.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,7 +11,6 @@ __metaclass__ = type
 import json
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_outcome, run_together
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
@@ -29,8 +28,6 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.sysfs_topology im
     read_pci_device,
     read_rdma_devices,
 )
-from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 # Where driver containers and some images put the tool, off the usual PATH.
 EXTRA_BIN_DIRS = ["/usr/local/nvidia/bin"]
@@ -45,10 +42,10 @@ def _error_text(rc, out, err):
     return "exit code %s: %s" % (rc, text[-1] if text else "no output")
 
 
-def query_nvidia_smi(module, binary, timeout):
+def query_nvidia_smi(feature, binary, timeout):
     """(query, matrix, gpu_list, notes) from one -q -x and one topo -m, run at once, and, for MIG, one -L."""
     notes = []
-    query_outcome, matrix_outcome = run_together(module, [[binary, "-q", "-x"], [binary, "topo", "-m"]], timeout=timeout)
+    query_outcome, matrix_outcome = run_together(feature, [[binary, "-q", "-x"], [binary, "topo", "-m"]], timeout=timeout)
     if isinstance(query_outcome, CommandTimeout):
         raise query_outcome
     rc, out, err = query_outcome
@@ -69,7 +66,7 @@ def query_nvidia_smi(module, binary, timeout):
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        output = _optional_output("nvidia-smi -L", run_outcome(module, [binary, "-L"], timeout=timeout), timeout, notes,
+        output = _optional_output("nvidia-smi -L", run_outcome(feature, [binary, "-L"], timeout=timeout), timeout, notes,
                                   "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)
@@ -91,33 +88,36 @@ def _optional_output(name, outcome, timeout, notes, consequence):
     return out
 
 
-def main():
-    argument_spec = host_argument_spec()
-    argument_spec.update(
-        require_gpu=dict(type="bool", default=True),
-        nvidia_smi_path=dict(type="path"),
-        # nvidia-smi answers in seconds; half a minute already means a wedged driver.
-        timeout=dict(type="int", default=30),
-        fact_path=dict(type="path"),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    hold_node_lock(module, "gpuops.hardening.gpu_numa_facts")
-    remember_call(module, "gpu_numa_facts")
-    params = module.params
+NAME = 'gpu_numa_facts'
+ARGUMENT_SPEC = host_argument_spec()
+ARGUMENT_SPEC.update(
+    require_gpu=dict(type="bool", default=True),
+    nvidia_smi_path=dict(type="path"),
+    # nvidia-smi answers in seconds; half a minute already means a wedged driver.
+    timeout=dict(type="int", default=30),
+    fact_path=dict(type="path"),
+)
+SPEC_RULES = {}
+
+
+def converge(spec, host, check_mode):
+    """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
+    feature = host.feature(NAME, spec, check_mode)
+    params = feature.params
     notes = []
     query = matrix = gpu_list = None
 
     try:
-        binary = params["nvidia_smi_path"] or module.get_bin_path("nvidia-smi", opt_dirs=EXTRA_BIN_DIRS)
+        binary = params["nvidia_smi_path"] or feature.get_bin_path("nvidia-smi", opt_dirs=EXTRA_BIN_DIRS)
         if binary and not os.access(binary, os.X_OK):
             raise GpuToolProblem("nvidia-smi at %s is missing or not executable" % binary)
         if not binary:
             raise GpuToolProblem("nvidia-smi was not found on PATH or in %s; install the NVIDIA driver, "
                                  "or set require_gpu: false for nodes without GPUs" % ", ".join(EXTRA_BIN_DIRS))
-        query, matrix, gpu_list, notes = query_nvidia_smi(module, binary, params["timeout"])
+        query, matrix, gpu_list, notes = query_nvidia_smi(feature, binary, params["timeout"])
     except (GpuToolProblem, CommandTimeout) as problem:
         if params["require_gpu"]:
-            module.fail_json(msg=str(problem))
+            feature.fail_json(msg=str(problem))
         notes.append("%s; reporting no GPUs" % problem)
 
     sysfs_root = under_root(params["root"], "/sys")
@@ -138,12 +138,12 @@ def main():
     )
     topology["warnings"] = notes + topology["warnings"]
     for warning in topology["warnings"]:
-        module.warn(warning)
+        feature.warn(warning)
     result = {"changed": False, "ansible_facts": {"gpu_topology": topology},
-              "numactl_path": module.get_bin_path("numactl")}
+              "numactl_path": feature.get_bin_path("numactl")}
     if params["fact_path"]:
-        result.update(write_fact_file(module, under_root(params["root"], params["fact_path"]), topology))
-    module.exit_json(**result)
+        result.update(write_fact_file(feature, under_root(params["root"], params["fact_path"]), topology))
+    return result
 
 
 def fact_file_content(topology):
@@ -151,10 +151,10 @@ def fact_file_content(topology):
     return json.dumps(topology, indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
 
 
-def write_fact_file(module, path, topology):
+def write_fact_file(feature, path, topology):
     """Converge the local fact file; the changed flag, the file and its diff for the result."""
-    written, diff = ensure_content(module, path, fact_file_content(topology), mode=0o644)
+    written, diff = ensure_content(feature, path, fact_file_content(topology), mode=0o644)
     result = {"changed": written["changed"], "fact_file": path}
-    if diff and module._diff:
+    if diff and feature._diff:
         result["diff"] = diff
     return result

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpuops.hardening.memlock module's code. It lives here, not in the module file, so that
-gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+"""The memlock engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.memlock module
+and the node call (module_utils/node_host.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,6 @@ __metaclass__ = type
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import docker_daemon_json, memlock, pam_limits
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import container_type
@@ -20,8 +19,6 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.pam_stack import 
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
     UNIT_DIRS, Systemctl, dropin_files, find_unit, is_booted, last_setting, unit_file_exists,
 )
-from ansible_collections.gpuops.hardening.plugins.module_utils.receipts import remember_call
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 SYSTEM_CONF = "/etc/systemd/system.conf"
 SYSTEM_CONF_DIRS = (
@@ -39,9 +36,9 @@ UNIT_PROPERTIES = ["Id", "LoadState", "ActiveState", "MainPID", "NeedDaemonReloa
 class MemlockRun(object):
     """Plans every change first, then writes, then works out what is pending."""
 
-    def __init__(self, module, limit):
-        self.module = module
-        self.params = module.params
+    def __init__(self, feature, limit):
+        self.feature = feature
+        self.params = feature.params
         self.limit = limit
         self.root = self.params["root"]
         self.planned = {}        # path -> (content, mode, backup)
@@ -51,7 +48,7 @@ class MemlockRun(object):
         self.diffs = []
         self.files = []
         self.systemd = is_booted(self.root)
-        self.systemctl = Systemctl(module, timeout=self.params["timeout"]) if self.systemd else None
+        self.systemctl = Systemctl(feature, timeout=self.params["timeout"]) if self.systemd else None
         self.manager = {}
         self.unit_state = {}
         self.docker_json_path = None
@@ -125,13 +122,13 @@ class MemlockRun(object):
             message = ("%s starts dockerd with --default-ulimit; dockerd would refuse to start with default-ulimits in %s too. "
                        "Move the flag into daemon.json, then run again." % (DOCKER_UNIT, path))
             self.left_alone["daemon.json"] = message
-            self.module.warn(message)
+            self.feature.warn(message)
             return
         before = read_text(path)
         try:
             merged, dummy = docker_daemon_json.merge_daemon_json(before, docker_daemon_json.docker_ulimit(self.limit))
         except docker_daemon_json.DaemonJsonError as exc:
-            self.module.fail_json(msg="%s %s; it was left untouched and nothing else was changed. Fix it and run again." % (path, exc))
+            self.feature.fail_json(msg="%s %s; it was left untouched and nothing else was changed. Fix it and run again." % (path, exc))
         current_mode = os.stat(path).st_mode & 0o7777 if before is not None else 0o644
         self.planned[path] = (merged, current_mode, True)
         self.docker_json_path = path
@@ -140,7 +137,7 @@ class MemlockRun(object):
 
     def write(self):
         for path, (content, mode, backup) in self.planned.items():
-            file_result, diff = ensure_content(self.module, path, content, mode=mode, backup=backup)
+            file_result, diff = ensure_content(self.feature, path, content, mode=mode, backup=backup)
             self.files.append(file_result)
             if diff:
                 self.diffs.append(diff)
@@ -267,7 +264,7 @@ class MemlockRun(object):
         if self.params["login_sessions"]:
             for service, has_limits in sorted(report.items()):
                 if has_limits is False:
-                    self.module.warn("/etc/pam.d/%s does not run pam_limits.so in its session stack: sessions it opens ignore %s"
+                    self.feature.warn("/etc/pam.d/%s does not run pam_limits.so in its session stack: sessions it opens ignore %s"
                                      % (service, self.params["limits_path"]))
         return report
 
@@ -277,45 +274,48 @@ class MemlockRun(object):
         capped = hard is not None and not can_raise and not memlock.covers(hard, self.limit)
         if capped:
             where = container_type(self.root)
-            self.module.warn(
+            self.feature.warn(
                 "memlock %s cannot take effect here: PID 1 lacks CAP_SYS_RESOURCE%s and its hard limit is %s KiB, so services "
                 "and login sessions stay at %s KiB at most. The settings are persisted and apply where the limit may be raised "
                 "(a host or VM)." % (self.limit, " (inside this %s container)" % where if where else "", hard, hard))
         return {"hard": hard, "can_raise": can_raise, "capped": capped}
 
 
-def main():
-    argument_spec = host_argument_spec()
-    argument_spec.update(
-        limit=dict(type="str", required=True),
-        login_sessions=dict(type="bool", default=True),
-        limits_domain=dict(type="str", default="*"),
-        limits_root=dict(type="bool", default=True),
-        limits_path=dict(type="path", default="/etc/security/limits.d/90-gpuops-memlock.conf"),
-        services_default=dict(type="bool", default=True),
-        manager_dropin_path=dict(type="path", default="/etc/systemd/system.conf.d/90-gpuops-memlock.conf"),
-        units=dict(type="list", elements="str", default=[]),
-        unit_dropin_name=dict(type="str", default="90-gpuops-memlock.conf"),
-        docker_daemon_json=dict(type="str", choices=["auto", "always", "never"], default="auto"),
-        docker_daemon_json_path=dict(type="path", default="/etc/docker/daemon.json"),
-        restart_services=dict(type="bool", default=False),
-        pam_services=dict(type="list", elements="str", default=["login", "sshd", "su-l"]),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    hold_node_lock(module, "gpuops.hardening.memlock")
-    remember_call(module, "memlock")
-    params = module.params
+NAME = 'memlock'
+ARGUMENT_SPEC = host_argument_spec()
+ARGUMENT_SPEC.update(
+    limit=dict(type="str", required=True),
+    login_sessions=dict(type="bool", default=True),
+    limits_domain=dict(type="str", default="*"),
+    limits_root=dict(type="bool", default=True),
+    limits_path=dict(type="path", default="/etc/security/limits.d/90-gpuops-memlock.conf"),
+    services_default=dict(type="bool", default=True),
+    manager_dropin_path=dict(type="path", default="/etc/systemd/system.conf.d/90-gpuops-memlock.conf"),
+    units=dict(type="list", elements="str", default=[]),
+    unit_dropin_name=dict(type="str", default="90-gpuops-memlock.conf"),
+    docker_daemon_json=dict(type="str", choices=["auto", "always", "never"], default="auto"),
+    docker_daemon_json_path=dict(type="path", default="/etc/docker/daemon.json"),
+    restart_services=dict(type="bool", default=False),
+    pam_services=dict(type="list", elements="str", default=["login", "sshd", "su-l"]),
+)
+SPEC_RULES = {}
+
+
+def converge(spec, host, check_mode):
+    """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
+    feature = host.feature(NAME, spec, check_mode)
+    params = feature.params
     try:
         limit = memlock.parse_limit(params["limit"])
     except ValueError as exc:
-        module.fail_json(msg="limit: %s" % exc)
+        feature.fail_json(msg="limit: %s" % exc)
     if not pam_limits.valid_domain(params["limits_domain"]):
-        module.fail_json(msg="limits_domain: %r is not a pam_limits domain; allowed: * (everyone but root), a user name, "
+        feature.fail_json(msg="limits_domain: %r is not a pam_limits domain; allowed: * (everyone but root), a user name, "
                              "@group, or a uid/gid range such as 1000: or @1000:2000" % params["limits_domain"])
     if "/" in params["unit_dropin_name"] or not params["unit_dropin_name"].endswith(".conf"):
-        module.fail_json(msg="unit_dropin_name must be a file name ending in .conf, got %r" % params["unit_dropin_name"])
+        feature.fail_json(msg="unit_dropin_name must be a file name ending in .conf, got %r" % params["unit_dropin_name"])
 
-    run = MemlockRun(module, limit)
+    run = MemlockRun(feature, limit)
     run.plan()
     run.write()
 
@@ -327,7 +327,7 @@ def main():
         "restart": run.restart_pending(),
     }
     if pending["restart"] and not params["restart_services"]:
-        module.warn("running services started before their memlock settings changed: %s. Restart them to apply "
+        feature.warn("running services started before their memlock settings changed: %s. Restart them to apply "
                     "the new limit (restart_services is false)." % ", ".join(pending["restart"]))
     restarts = params["restart_services"] and bool(pending["restart"])
     result = dict(
@@ -347,7 +347,6 @@ def main():
         conflicts=run.conflicts,
     )
     for conflict in run.conflicts:
-        module.warn("memlock override: %s" % conflict)
-    if module._diff:
-        result["diff"] = run.diffs
-    module.exit_json(**result)
+        feature.warn("memlock override: %s" % conflict)
+    result["diff"] = run.diffs
+    return result
