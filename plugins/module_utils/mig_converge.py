@@ -181,13 +181,22 @@ def _destroy(smi, entry):
             cis_gone = True
             smi.call(["mig", "-i", index, "-gi", str(instance["id"]), "-dgi"])
         except SmiError as error:
-            cause = str(error)
-            if IN_USE in cause:
-                busy = _processes_on(smi, entry["index"], instance["id"])
-                cause = ("compute processes run on GPU %s GPU instance %d: %s" % (index, instance["id"], describe_processes(busy)) if busy
-                         else "GPU %s GPU instance %d is held by %s" % (index, instance["id"], NOT_A_COMPUTE_PROCESS))
+            cause = _held_cause(smi, entry["index"], instance["id"], str(error)) if IN_USE in str(error) else str(error)
             raise SmiError(cause + _undo(smi, entry, done, instance if cis_gone else None))
         done.append(instance)
+
+
+def _held_cause(smi, index, gpu_instance, refusal):
+    """Who holds a GPU instance whose destroy was refused. A failed read of its processes is
+    said with the refusal rather than raised: the undo that follows must run all the same."""
+    try:
+        busy = _processes_on(smi, index, gpu_instance)
+    except SmiError as error:
+        return "%s; the compute processes on GPU %d GPU instance %d could not be read: %s" % (
+            refusal, index, gpu_instance, error)
+    if busy:
+        return "compute processes run on GPU %d GPU instance %d: %s" % (index, gpu_instance, describe_processes(busy))
+    return "GPU %d GPU instance %d is held by %s" % (index, gpu_instance, NOT_A_COMPUTE_PROCESS)
 
 
 def _undo(smi, entry, destroyed, emptied):
