@@ -1,13 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The node lock against a second process: contention, the timeout's message, a dead holder, check mode."""
+"""The node lock against a second process: contention, the timeout's message, a dead holder, check mode;
+and against a local user: a lock only the running user can reach."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -17,6 +19,7 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import run_lock
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import sysctl_settings as sysctl_settings
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import under_root
 from ansible_collections.gpuops.hardening.plugins.modules.sysctl_settings import main as sysctl_settings_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -34,7 +37,8 @@ HOLDER = textwrap.dedent("""
 
 @pytest.fixture
 def lock_path(tmp_path):
-    return str(tmp_path / "run" / "lock" / "gpuops-hardening.lock")
+    """The node lock below tmp_path as the modules' root."""
+    return under_root(str(tmp_path), run_lock.LOCK_PATH)
 
 
 def start_holder(lock_path, seconds=60):
@@ -84,6 +88,8 @@ def test_the_timeout_message_names_the_holder_and_the_wait(lock_path):
     message = str(raised.value)
     assert message.startswith("another gpuops.hardening run holds %s: gpuops.hardening.nvidia_mig, pid %d, since 20"
                               % (lock_path, holder.pid))
+    # The holder's command line, from /proc, on one line.
+    assert "Z, running %s -c import sys, time sys.path[:0] = " % sys.executable in message
     assert "waited 1 s (lock_timeout)" in message
 
 
@@ -156,3 +162,57 @@ def test_check_mode_takes_no_lock_and_writes_no_lock_file(tmp_path, lock_path):
 def test_a_negative_lock_timeout_is_refused(tmp_path):
     result = run_module(sysctl_settings_main, sysctl_args(str(tmp_path), lock_timeout=-1))
     assert result["failed"] and "lock_timeout must be 0 or more seconds, got -1" in result["msg"]
+
+
+def refusal(tmp_path):
+    """The message of a module refused the node lock below tmp_path; it must not have changed anything."""
+    result = run_module(sysctl_settings_main, sysctl_args(str(tmp_path), lock_timeout=0))
+    assert result["failed"] and result["changed"] is False, result
+    assert not os.path.exists(tmp_path / "etc"), "a module refused the lock wrote nothing"
+    return result["msg"]
+
+
+def test_the_lock_file_is_0600_in_a_folder_0700(tmp_path, lock_path):
+    old_umask = os.umask(0)
+    try:
+        fd, _waited, _holder = run_lock.acquire(lock_path, "gpuops.hardening.thp", timeout=0)
+        run_lock.release(fd)
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(os.lstat(lock_path).st_mode) == 0o600
+    assert stat.S_IMODE(os.lstat(os.path.dirname(lock_path)).st_mode) == 0o700
+
+
+def test_a_symlink_planted_at_the_lock_path_is_refused_and_its_target_untouched(tmp_path, lock_path):
+    os.makedirs(os.path.dirname(lock_path), 0o700)
+    target = tmp_path / "etc-shadow"
+    target.write_text("precious\n")
+    os.symlink(str(target), lock_path)
+    message = refusal(tmp_path)
+    assert target.read_text() == "precious\n"
+    assert message == "refusing the node lock %s: %s is a symbolic link; remove it, and a run creates the lock file " \
+                      "again" % (lock_path, lock_path)
+
+
+def test_a_symlink_in_place_of_the_lock_folder_is_refused(tmp_path, lock_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    os.makedirs(os.path.dirname(os.path.dirname(lock_path)))
+    os.symlink(str(elsewhere), os.path.dirname(lock_path))
+    assert "%s is not a directory (a symbolic link" % os.path.dirname(lock_path) in refusal(tmp_path)
+    assert os.listdir(str(elsewhere)) == []
+
+
+def test_a_lock_folder_others_may_write_is_refused(tmp_path, lock_path):
+    # As /run/lock is: world-writable with the sticky bit.
+    os.makedirs(os.path.dirname(lock_path))
+    os.chmod(os.path.dirname(lock_path), 0o1777)
+    assert "%s is writable by group or others" % os.path.dirname(lock_path) in refusal(tmp_path)
+    assert not os.path.exists(lock_path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user takes root")
+def test_a_lock_folder_of_another_user_is_refused(tmp_path, lock_path):
+    os.makedirs(os.path.dirname(lock_path), 0o700)
+    os.chown(os.path.dirname(lock_path), 65534, 65534)
+    assert "%s belongs to uid 65534, not to the running user" % os.path.dirname(lock_path) in refusal(tmp_path)

@@ -5,17 +5,19 @@
 
 from __future__ import annotations
 
+import os
+
 from ansible.module_utils import basic
 from ansible.module_utils.common import warnings
 # The one public way to hand arguments to an AnsibleModule made in this process (ansible-core 2.19 and later);
 # it sets what AnsiballZ sets for a module process, and nothing else.
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import locks_held, release_held
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import LOCK_PATH, locks_held, release_held
 
 # The node lock file (below root) and its folders: every module that changes the host creates them,
 # and none manages them; tests listing the files a module wrote leave them out.
-NODE_LOCK_PATHS = ("run", "run/lock", "run/lock/gpuops-hardening.lock")
+NODE_LOCK_PATHS = ("run", os.path.dirname(LOCK_PATH).lstrip("/"), LOCK_PATH.lstrip("/"))
 
 
 class ModuleExit(Exception):

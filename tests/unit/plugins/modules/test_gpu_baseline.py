@@ -14,6 +14,8 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import cuda_driver
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
+from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import LOCK_PATH
 from ansible_collections.gpuops.hardening.plugins.modules import gpu_baseline
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.test_cuda_driver import FakeLibrary
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.test_run_lock import start_holder
@@ -50,7 +52,7 @@ class FreshProcesses:
 
 
 def baseline(processes, check_mode=False, **args):
-    # The node lock is taken below a fresh root, never on the test machine's /run/lock.
+    # The node lock is taken below a fresh root, never on the test machine's /run.
     params = dict(node="gpu-a", topology=TOPOLOGY, sizes_mib=[1, 64], repeats=2, numactl_path="/usr/bin/numactl",
                   root=tempfile.mkdtemp(prefix="gpu-baseline-root-"))
     params.update(args)
@@ -132,7 +134,7 @@ def test_the_worker_source_is_cuda_driver_itself():
 
 @pytest.mark.parametrize("check_mode", [False, True])
 def test_it_waits_for_the_node_lock_in_check_mode_too(tmp_path, check_mode):
-    holder = start_holder(str(tmp_path / "run" / "lock" / "gpuops-hardening.lock"))
+    holder = start_holder(under_root(str(tmp_path), LOCK_PATH))
     processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary()))
     try:
         result = baseline(processes, check_mode=check_mode, root=str(tmp_path), lock_timeout=0)
@@ -145,15 +147,15 @@ def test_it_waits_for_the_node_lock_in_check_mode_too(tmp_path, check_mode):
 
 
 def test_it_records_itself_as_the_holder_while_it_measures(tmp_path):
-    lock_file = tmp_path / "run" / "lock" / "gpuops-hardening.lock"
+    lock_file = under_root(str(tmp_path), LOCK_PATH)
     seen = []
 
     class Watching(FreshProcesses):
         def __call__(self, module, argv, timeout=30, data=None, **kwargs):
-            with open(str(lock_file), encoding="utf-8") as handle:
+            with open(lock_file, encoding="utf-8") as handle:
                 seen.append(json.loads(handle.read())["module"])
             return super(Watching, self).__call__(module, argv, timeout, data, **kwargs)
 
     result = baseline(Watching(loader=lambda _path: cuda_driver.Driver(FakeLibrary())), check_mode=True, root=str(tmp_path))
-    assert not result["failed"] and os.path.exists(str(lock_file))
+    assert not result["failed"] and os.path.exists(lock_file)
     assert set(seen) == {"gpuops.hardening.gpu_baseline"}
