@@ -50,11 +50,15 @@ options:
 options:
   lock_timeout:
     description:
-      - Seconds to wait for the node lock C(/run/lock/gpuops-hardening.lock) (below O(root)) while another
+      - Seconds to wait for the node lock C(/run/gpuops-hardening/node.lock) (below O(root)) while another
         gpuops.hardening run holds it. Every module that changes the node holds that lock from its first read to
         its last write, so that two runs at once never interleave their changes.
       - When the wait runs out, the module fails before it has read or changed anything, with a message that names
-        the holder (module, pid, since when). A wait of a second or more is reported as a warning.
+        the holder (module, pid, since when, and its command line while it runs). A wait of a second or more is
+        reported as a warning.
+      - Only the running user (root) may reach the lock. Its folder is created mode 0700, and a module refuses it,
+        before changing anything, when it is a symbolic link, not a directory, not that user's, or writable by group
+        or others; a symbolic link in place of the lock file is refused too.
       - V(0) fails at once when the lock is held.
       - To set it for every module of a play, use C(module_defaults) with the action group
         C(group/gpuops.hardening.node).

@@ -67,7 +67,7 @@ options:
     type: path
   root:
     description:
-      - The directory the node lock C(/run/lock/gpuops-hardening.lock) is taken below.
+      - The directory the node lock C(/run/gpuops-hardening/node.lock) is taken below.
       - Tests point it at a prepared tree; on a real host leave it at C(/).
     type: path
     default: /

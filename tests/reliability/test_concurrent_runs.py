@@ -26,7 +26,7 @@ from lab_gpus import mig_devices, mig_modes, profile_counts
 
 NODE = "rel-lock-train"
 SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
-LOCK = "/run/lock/gpuops-hardening.lock"
+LOCK = "/run/gpuops-hardening/node.lock"
 # A pair takes about a minute on an idle host; the shared lab host can be ten times slower.
 RUN_TIMEOUT = 900
 # Where the roles write: the modules' files, the builtin copy/template targets, the local facts.
@@ -94,9 +94,12 @@ def run_two_at_once(inventory, hold_lock=False, node=NODE, playbook=SITE, extra_
     holder = None
     holder_release = "/run/gpuops-test-release-lock"
     if hold_lock:
-        # flock(1), as an operator's own tool would take it (it records no holder), held until told to let go.
-        holder = subprocess.Popen(["docker", "exec", node, "flock", LOCK, "sh", "-c",
-                                   "until [ -e %s ]; do sleep 0.2; done; rm %s" % (holder_release, holder_release)])
+        # flock(1), as an operator's own tool would take it (it records no holder), held until told to let go. On a
+        # fresh node no run has made the lock's folder yet: made as the modules make it, root's alone.
+        wait_then_let_go = "until [ -e %s ]; do sleep 0.2; done; rm %s" % (holder_release, holder_release)
+        hold = 'mkdir -p -m 0700 "$1" && exec flock "$2" sh -c "$3"'
+        holder = subprocess.Popen(["docker", "exec", node, "sh", "-c", hold, "hold", os.path.dirname(LOCK), LOCK,
+                                   wait_then_let_go])
     # Output to files, not pipes: an unread pipe would stall the run that fills it.
     with tempfile.TemporaryDirectory() as directory:
         output_paths = [os.path.join(directory, "run%d.log" % number) for number in (1, 2)]
