@@ -47,6 +47,12 @@ COMPUTE_MODE_ARGS = {
 EXCLUSIVE = "Exclusive_Process"
 # MPS guide: the multi-user server needs Volta (compute capability 7.0) or newer.
 MULTIUSER_MIN_CAPABILITY = (7, 0)
+# The one rule for daemon names (gpu_sets keys), held by the module and the role's input rules alike:
+# a name goes into the unit's name, the pipe and log paths and the unit's `sh -c '...'` lines, so it
+# may hold nothing a path or a shell reads. \Z, not $: $ lets a trailing newline through.
+_DAEMON_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
+DAEMON_NAME_RULE = ("daemon names of lower-case letters, digits, - and _, starting with a letter or digit "
+                    "(at most 32 characters)")
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
 _SIZE_FACTORS = {"": 1.0 / (1024 * 1024), "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0 * 1024}
 
@@ -86,6 +92,10 @@ def _match(identifier, gpus):
     if text.isdigit():
         return [gpu for gpu in gpus if gpu["index"] == int(text)]
     return [gpu for gpu in gpus if gpu["uuid"].lower().startswith(text.lower())]
+
+
+def valid_daemon_name(name):
+    return isinstance(name, str) and bool(_DAEMON_NAME.match(name))
 
 
 def resolve_sets(gpu_sets, gpus):

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import stat
 
@@ -456,6 +457,11 @@ def check_params(module):
         int(module.params["directory_mode"], 8)
     except ValueError:
         module.fail_json(msg="directory_mode: got %r; allowed: an octal mode such as 0770" % module.params["directory_mode"])
+    # Names go into paths and the unit's shell lines: the module holds them to the role's rule itself.
+    bad_names = [name for name in sorted(module.params["gpu_sets"], key=str) if not mps.valid_daemon_name(name)]
+    if bad_names:
+        module.fail_json(msg="gpu_sets (mps_gpu_sets in the role): got %s; allowed: %s; nothing was changed" % (
+            ", ".join(json.dumps(name) for name in bad_names), mps.DAEMON_NAME_RULE))
 
 
 def main():

@@ -48,6 +48,8 @@ options:
   gpu_sets:
     description:
       - Daemon name to the GPUs it serves, each by index or UUID (a unique UUID prefix with C(GPU-) also works).
+      - A name has lower-case letters, digits, C(-) and C(_), starts with a letter or digit and has at most 32
+        characters, as the role requires; any other name fails the call before any change.
       - Empty is one daemon, C(all), for every GPU.
     type: dict
     default: {}

@@ -11,10 +11,10 @@ __metaclass__ = type
 import posixpath
 import re
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.mps import DAEMON_NAME_RULE, valid_daemon_name
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, seconds_errors, unchanged
 
 REMOVED = {}
-_DAEMON_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _GPU_UUID = re.compile(r"^GPU-[0-9a-fA-F-]{1,36}$")
 # An integer and M or G: the form set_default_device_pinned_mem_limit takes (MPS guide).
 _PINNED_LIMIT = re.compile(r"^[1-9][0-9]*[MG]$")
@@ -38,8 +38,8 @@ def _gpu_set_errors(sets):
     for name in sorted(sets, key=str):
         members = sets[name]
         where = "mps_gpu_sets.%s" % name
-        if not isinstance(name, str) or not _DAEMON_NAME.match(name):
-            found.append(bad("mps_gpu_sets", name, "daemon names of lower-case letters, digits, - and _ (at most 32)"))
+        if not valid_daemon_name(name):
+            found.append(bad("mps_gpu_sets", name, DAEMON_NAME_RULE))
         if not isinstance(members, list) or not members:
             found.append(bad(where, members, "a non-empty list of GPU indexes or UUIDs (GPU-...)"))
             continue

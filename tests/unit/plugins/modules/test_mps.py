@@ -23,6 +23,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import mps
 from ansible_collections.gpuops.hardening.plugins.module_utils import mps_main as mps_module
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import mps as role_rules
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, single_gpu
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils.fake_accounts import AccountTables
@@ -543,3 +544,24 @@ def test_a_masked_daemon_unit_is_refused_and_left_masked(make_host):
     removed = _run(host, state="absent")
     assert not removed["failed"] and not removed["changed"], removed
     assert os.readlink(host.path(UNIT_PATH)) == os.devnull
+
+
+# Daemon names end up in unit names, paths and the unit's `sh -c '...'` lines.
+BAD_DAEMON_NAMES = ["Left Set", "a'; reboot; '", "left\n", "../etc", "-left", "a" * 33]
+
+
+@pytest.mark.parametrize("name", BAD_DAEMON_NAMES)
+def test_a_bad_gpu_set_name_is_refused_before_any_change(make_host, name):
+    host = make_host()
+    result = _run(host, gpu_sets={name: [0]})
+    assert result["failed"] and not result.get("changed"), result
+    assert result["msg"].startswith("gpu_sets (mps_gpu_sets in the role): got %s; allowed: " % json.dumps(name)), result["msg"]
+    assert "lower-case letters, digits, - and _" in result["msg"] and "nothing was changed" in result["msg"]
+    assert host.files() == [] and host.calls == []
+
+
+@pytest.mark.parametrize("name", BAD_DAEMON_NAMES + ["all", "left", "right_2", "gpu-0", "0", "a" * 32])
+def test_the_role_refuses_exactly_the_gpu_set_names_the_module_refuses(name):
+    """The role checks on the controller first; it must hold names to the module's one rule, no looser."""
+    role_refuses = any(error.startswith("mps_gpu_sets: ") for error in role_rules.errors({"mps_gpu_sets": {name: [0]}}, None))
+    assert role_refuses == (not mps.valid_daemon_name(name))
