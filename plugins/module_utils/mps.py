@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import posixpath
 import re
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
@@ -23,6 +24,18 @@ TMPFILES_PATH = "/etc/tmpfiles.d/gpuops-mps.conf"
 PROFILE_PATH = "/etc/profile.d/gpuops-mps.sh"
 # Compute modes from before MPS took the GPUs, by UUID: what a stop and state=absent restore.
 MODES_RECORD_PATH = "/var/lib/gpuops-hardening/mps/compute-modes.json"
+# The pipe and log folders this module created: the only ones it may take (set their mode and owner,
+# name in its tmpfiles.d entry) or remove. Kept after state=absent for the log folders it leaves.
+FOLDERS_RECORD_PATH = "/var/lib/gpuops-hardening/mps/folders.json"
+# Folders no pipe or log option may name, even where an earlier run recorded one: the module sets the
+# mode and owner of its folders, and its tmpfiles.d entry sets them again at every boot.
+SYSTEM_FOLDERS = frozenset([
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/media", "/mnt", "/opt", "/proc", "/root",
+    "/run", "/run/lock", "/run/user", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local",
+    "/usr/sbin", "/usr/share", "/var", "/var/cache", "/var/lib", "/var/lock", "/var/log", "/var/run", "/var/spool",
+    "/var/tmp"])
+FOLDERS_ALLOWED = ("a folder that does not exist yet (the module creates it) or one it created on an earlier run; "
+                   "never an existing folder it did not create, nor a system folder (%s)" % ", ".join(sorted(SYSTEM_FOLDERS)))
 GPU_DEVICE = "/dev/nvidiactl"
 PID_FILE = "nvidia-cuda-mps-control.pid"
 SERVER_NAME = "nvidia-cuda-mps-server"
@@ -197,6 +210,37 @@ def render_tmpfiles(directories):
     lines = [managed_header("mps"), "# The MPS pipe and log directories, recreated at every boot."]
     lines.extend("d %s %04o %s %s -" % entry for entry in directories)
     return "\n".join(lines) + "\n"
+
+
+def normal_folder(path):
+    """path as an absolute, normalised folder name (no trailing /, no .. ), for comparing folders."""
+    return "/" + posixpath.normpath("/" + path).lstrip("/")
+
+
+def is_system_folder(path):
+    return normal_folder(path) in SYSTEM_FOLDERS
+
+
+def tmpfiles_folders(text):
+    """The folders of this module's tmpfiles.d entry; none where the file is not the module's."""
+    lines = (text or "").splitlines()
+    if not lines or lines[0] != managed_header("mps"):
+        return []
+    return [line.split()[1] for line in lines if line.startswith("d ") and len(line.split()) > 1]
+
+
+def load_folders_record(text):
+    """The folders of the record of those this module created; an unreadable record is empty."""
+    try:
+        record = json.loads(text) if text else {}
+    except ValueError:
+        return []
+    folders = record.get("folders") if isinstance(record, dict) else None
+    return [str(folder) for folder in folders] if isinstance(folders, list) else []
+
+
+def render_folders_record(folders):
+    return json.dumps({"folders": sorted(set(folders))}, indent=2) + "\n"
 
 
 def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):

@@ -36,6 +36,8 @@ class Converger(object):
                            skipped_reason=None)
         self.nvidia_smi = module.get_bin_path("nvidia-smi")
         self.systemctl = Systemctl(module, timeout=module.params["timeout"])
+        # Read before this call rewrites either record: its own folders are those of earlier runs.
+        self.owned = self.owned_folders()
 
     def host(self, path):
         return under_root(self.root, path)
@@ -110,6 +112,58 @@ class Converger(object):
                 self.fail(write_error(path, error, "the folder is as it was or exists with its old mode"))
         return True
 
+    def owned_folders(self):
+        """The folders this module created: its record of them, and its tmpfiles.d entry (the only record
+        earlier versions kept)."""
+        recorded = mps.load_folders_record(read_text(self.host(mps.FOLDERS_RECORD_PATH)))
+        listed = mps.tmpfiles_folders(read_text(self.host(mps.TMPFILES_PATH)))
+        return set(mps.normal_folder(path) for path in recorded + listed)
+
+    def created(self, path):
+        """Whether path is a folder this module created; a system folder never is, whatever a record says."""
+        return not mps.is_system_folder(path) and mps.normal_folder(path) in self.owned
+
+    def why_not_ours(self, path):
+        """Why this module may not take path as a pipe or log folder, or None."""
+        if mps.is_system_folder(path):
+            return "is a system folder"
+        if os.path.lexists(self.host(path)) and not self.created(path):
+            return "exists and this module did not create it"
+        return None
+
+    def refuse_foreign_folders(self, names):
+        """Before any change: the pipe and log folders, and each daemon's below them, are ones this module
+        creates or created, as it sets their mode and owner and its tmpfiles.d entry does so at every boot."""
+        problems = []
+        for option, kind in (("pipe_directory", "pipe"), ("log_directory", "log")):
+            folders = [(self.params[option], "")]
+            for name in names:
+                below = mps.paths(name, self.params["pipe_directory"], self.params["log_directory"])[option]
+                folders.append((below, " (the %s directory of MPS daemon %s)" % (kind, name)))
+            for path, what in folders:
+                why = self.why_not_ours(path)
+                if why:
+                    problems.append("%s (mps_%s in the role): %s%s %s" % (option, option, path, what, why))
+                    break  # The daemons' folders below a refused one add nothing.
+        if problems:
+            self.fail("%s; nothing was changed. Allowed: %s" % ("; ".join(problems), mps.FOLDERS_ALLOWED))
+
+    def record_folders(self, folders, leaving=()):
+        """Record the folders this module created and still has, with folders, before it creates them:
+        a run killed after a mkdir leaves no folder of its own unrecorded."""
+        kept = [path for path in self.owned
+                if self.created(path) and path not in leaving and os.path.isdir(self.host(path))]
+        record = set(kept) | set(mps.normal_folder(path) for path in folders)
+        if record:
+            self.write(mps.FOLDERS_RECORD_PATH, mps.render_folders_record(record))
+        else:
+            self.remove(mps.FOLDERS_RECORD_PATH)
+
+    def remove_folder(self, path):
+        """Remove a folder this module created; any other stays."""
+        if self.created(path):
+            self.remove(path)
+
     def check_traversable(self, path):
         """Non-root clients must get through every existing folder above path."""
         parent = os.path.dirname(path.rstrip("/"))
@@ -179,9 +233,9 @@ class Converger(object):
             self.systemctl.stop(unit)
         self.changed |= self.systemctl.disable(unit)
         daemon_paths = mps.paths(name, self.params["pipe_directory"], self.params["log_directory"])
-        for path in (unit_path, daemon_paths["commands"], daemon_paths["env"],
-                     environment.get("CUDA_MPS_PIPE_DIRECTORY", daemon_paths["pipe_directory"])):
+        for path in (unit_path, daemon_paths["commands"], daemon_paths["env"]):
             self.remove(path)
+        self.remove_folder(environment.get("CUDA_MPS_PIPE_DIRECTORY", daemon_paths["pipe_directory"]))
         self.result["removed"].append(name)
 
 
@@ -220,7 +274,9 @@ def converge_absent(converger):
     save_record(converger, restore_modes(converger, record, keep=()))
     pipe_root = converger.params["pipe_directory"]
     if os.path.isdir(converger.host(pipe_root)) and not os.listdir(converger.host(pipe_root)):
-        converger.remove(pipe_root)
+        converger.remove_folder(pipe_root)
+    # The log folders stay, and stay the module's own for a later state=present.
+    converger.record_folders([])
     if converger.changed:
         converger.systemctl.daemon_reload()
 
@@ -240,6 +296,7 @@ def plan(converger):
                        "Allowed: existing accounts; create them first, or leave them out" % ", ".join(missing))
     for folder in (params["pipe_directory"], params["log_directory"]):
         converger.check_traversable(folder)
+    converger.refuse_foreign_folders(sorted(sets))
     multiuser = {}
     for name, members in sets.items():
         multiuser[name] = params["multiuser_server"] and mps.supports_multiuser(members)
@@ -413,6 +470,9 @@ def converge_present(converger):
             moved_pipes.append(installed)
 
     save_record(converger, restore_modes(converger, record, keep=managed))
+    folders = [params["pipe_directory"], params["log_directory"]] + [
+        rendered[name][0][key] for name in sorted(sets) for key in ("pipe_directory", "log_directory")]
+    converger.record_folders(folders, leaving=set(mps.normal_folder(path) for path in moved_pipes))
     mode = int(params["directory_mode"], 8)
     directories = []
     for folder in (params["pipe_directory"], params["log_directory"]):
@@ -436,7 +496,7 @@ def converge_present(converger):
     actions = start_daemons(converger, sets, pending_restart)
     owed.remove()
     for path in moved_pipes:
-        converger.remove(path)
+        converger.remove_folder(path)
 
     # The GPUs' compute modes as the checks find them: read again only when a daemon (re)started.
     if any(action != "none" for action in actions.values()) and not converger.module.check_mode:

@@ -27,13 +27,14 @@ description:
   - Checks every input against the host before any change, refuses GPUs in MIG mode, refuses client users the host
     has no account for, refuses a daemon whose unit is masked (a link to C(/dev/null), which writing the unit would
     lift; O(state=absent) leaves masks too), and refuses to restart or stop a daemon whose GPUs run client processes
-    unless O(force).
+    unless O(force). It refuses a pipe or log folder that exists and that it did not create, and any system folder.
   - Before it writes a daemon's changed unit or settings, it records the restart it owes in
     C(/var/lib/gpuops-hardening/mps-restart-pending.json), and removes the record once the daemons run on them; a
     run killed in between leaves the next run to restart them.
   - Verifies each daemon through its pipe (C(get_server_list), C(get_default_active_thread_percentage),
     C(get_default_device_pinned_mem_limit)).
-  - O(state=absent) stops and removes every daemon this module made, and restores the recorded compute modes.
+  - O(state=absent) stops and removes every daemon this module made, and restores the recorded compute modes; it
+    removes only folders it created.
 author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
@@ -84,11 +85,20 @@ options:
     elements: str
     default: []
   pipe_directory:
-    description: The folder that holds one pipe directory per daemon.
+    description:
+      - The folder that holds one pipe directory per daemon.
+      - It, and each daemon's directory below it, must be a folder that does not exist yet (the module creates it)
+        or one this module created on an earlier run, and never a system folder such as C(/run), C(/var/log) or
+        C(/); anything else fails the call before any change, as the module sets the folders' mode and owner and
+        its C(tmpfiles.d) entry sets them again at every boot.
+      - The folders it created are recorded in C(/var/lib/gpuops-hardening/mps/folders.json) (and, for runs of
+        earlier versions, named in its C(tmpfiles.d) entry); only those are its own.
     type: path
     default: /run/nvidia-mps
   log_directory:
-    description: The folder that holds one log directory per daemon. O(state=absent) leaves the logs.
+    description:
+      - The folder that holds one log directory per daemon, under the same rule as O(pipe_directory).
+      - O(state=absent) leaves the logs, and they stay the module's own for a later O(state=present).
     type: path
     default: /var/log/nvidia-mps
   directory_mode:

@@ -273,6 +273,39 @@ def test_render_tmpfiles_one_line_per_directory():
         "d /run/nvidia-mps 0755 root root -", "d /run/nvidia-mps/all 0770 root gpu-mps -"]
 
 
+def test_tmpfiles_folders_reads_back_the_modules_own_entry_only():
+    text = mps.render_tmpfiles([("/run/nvidia-mps", 0o755, "root", "root"), ("/run/nvidia-mps/all", 0o770, "root", "gpu-mps")])
+    assert mps.tmpfiles_folders(text) == ["/run/nvidia-mps", "/run/nvidia-mps/all"]
+    # An operator's file at the same path names folders the module did not make.
+    assert mps.tmpfiles_folders("d /var/log 0755 root root -\n") == [] and mps.tmpfiles_folders(None) == []
+
+
+@pytest.mark.parametrize("path, normal", [
+    ("/var/log", "/var/log"), ("/var/log/", "/var/log"), ("//var//log", "/var/log"), ("/var/lib/../log", "/var/log"),
+    ("/", "/"), ("var/log", "/var/log"), ("/run/nvidia-mps/all", "/run/nvidia-mps/all")])
+def test_normal_folder_compares_folder_names_as_the_file_system_would(path, normal):
+    assert mps.normal_folder(path) == normal
+
+
+@pytest.mark.parametrize("path, system", [
+    ("/var/log/", True), ("/run", True), ("/", True), ("/var/run", True), ("/etc/..", True),
+    ("/var/log/nvidia-mps", False), ("/run/nvidia-mps", False), ("/srv/mps", False)])
+def test_is_system_folder(path, system):
+    assert mps.is_system_folder(path) is system
+
+
+@pytest.mark.parametrize("text, folders", [
+    (None, []), ("{not json", []), ('["/run/x"]', []), ('{"folders": "/run/x"}', []),
+    ('{"folders": ["/run/x", "/var/log/x"]}', ["/run/x", "/var/log/x"])])
+def test_load_folders_record_of_any_text(text, folders):
+    assert mps.load_folders_record(text) == folders
+
+
+def test_folders_record_round_trip_is_sorted_without_repeats():
+    text = mps.render_folders_record(["/var/log/x", "/run/x", "/run/x"])
+    assert text.endswith("\n") and mps.load_folders_record(text) == ["/run/x", "/var/log/x"]
+
+
 def test_render_env_and_profile_name_the_daemon_directories():
     daemon_paths = mps.paths("all", "/run/nvidia-mps", "/var/log/nvidia-mps")
     env = mps.render_env(daemon_paths).splitlines()

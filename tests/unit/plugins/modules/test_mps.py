@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from unittest import mock
@@ -415,8 +416,10 @@ def test_absent_stops_the_daemon_restores_the_modes_and_removes_everything(make_
     assert host.calls == ["stop " + UNIT] + ["nvidia-smi -i %s -c %s" % (uuid, mode) for uuid, mode in zip(
         uuids, ["DEFAULT", "PROHIBITED", "DEFAULT", "DEFAULT"])] + ["disable " + UNIT, "daemon-reload"]
     assert host.modes() == ["Default", "Prohibited", "Default", "Default"]
-    # Only the logs stay.
-    assert [name for name in host.files() if not os.path.isdir(host.path(name))] == ["var/log/nvidia-mps/all/control.log"]
+    # Only the logs stay, with the record that their folders are the module's own.
+    assert [name for name in host.files() if not os.path.isdir(host.path(name))] == [
+        mps.FOLDERS_RECORD_PATH.lstrip("/"), "var/log/nvidia-mps/all/control.log"]
+    assert json.loads(host.text(mps.FOLDERS_RECORD_PATH)) == {"folders": ["/var/log/nvidia-mps", "/var/log/nvidia-mps/all"]}
     assert not os.path.exists(host.path("/run/nvidia-mps"))
     again = _run(host, state="absent")
     assert not again["failed"] and not again["changed"], again
@@ -565,3 +568,104 @@ def test_the_role_refuses_exactly_the_gpu_set_names_the_module_refuses(name):
     """The role checks on the controller first; it must hold names to the module's one rule, no looser."""
     role_refuses = any(error.startswith("mps_gpu_sets: ") for error in role_rules.errors({"mps_gpu_sets": {name: [0]}}, None))
     assert role_refuses == (not mps.valid_daemon_name(name))
+
+
+def _folder(host, path, mode):
+    """A folder someone else made on the host, with its own mode."""
+    os.makedirs(host.path(path))
+    os.chmod(host.path(path), mode)
+
+
+def _mode(host, path):
+    return stat.S_IMODE(os.stat(host.path(path)).st_mode)
+
+
+@pytest.mark.parametrize("option", ["pipe_directory", "log_directory"])
+def test_an_existing_folder_the_module_did_not_create_is_refused_and_left_as_it_was(make_host, option):
+    host = make_host()
+    _folder(host, "/srv/shared", 0o775)
+    before = host.files()
+    result = _run(host, **{option: "/srv/shared"})
+    assert result["failed"] and not result["changed"], result
+    assert result["msg"].startswith("%s (mps_%s in the role): /srv/shared exists and this module did not create it; "
+                                    "nothing was changed. Allowed: " % (option, option)), result["msg"]
+    assert "a folder that does not exist yet" in result["msg"]
+    assert _mode(host, "/srv/shared") == 0o775 and host.files() == before and host.calls == []
+
+
+@pytest.mark.parametrize("folder", ["/var/log", "/var/log/", "/run", "/", "/etc", "/var/lib/../log"])
+def test_a_system_folder_is_refused_whether_or_not_it_exists(make_host, folder):
+    host = make_host()
+    _folder(host, "/var/log", 0o775)
+    before = host.files()
+    result = _run(host, log_directory=folder)
+    assert result["failed"] and not result["changed"], result
+    assert result["msg"].startswith("log_directory (mps_log_directory in the role): %s is a system folder" % folder)
+    assert "/var/log" in result["msg"].partition("never ")[2], result["msg"]
+    assert _mode(host, "/var/log") == 0o775 and host.files() == before and host.calls == []
+
+
+def test_a_system_folder_an_earlier_run_took_over_is_still_refused(make_host):
+    """Earlier versions wrote /var/log into their tmpfiles.d entry; that record makes it no folder of ours."""
+    host = make_host()
+    assert not _run(host)["failed"]
+    with open(host.path(mps.TMPFILES_PATH), "a", encoding="utf-8") as handle:
+        handle.write("d /var/log 0755 root root -\n")
+    result = _run(host, log_directory="/var/log")
+    assert result["failed"] and "/var/log is a system folder" in result["msg"], result
+
+
+def test_an_existing_set_directory_the_module_did_not_create_is_refused(make_host):
+    host = make_host()
+    assert not _run(host)["failed"]
+    _folder(host, "/var/log/nvidia-mps/left", 0o700)
+    result = _run(host, gpu_sets={"left": [0]})
+    assert result["failed"] and not result["changed"], result
+    assert result["msg"].startswith("log_directory (mps_log_directory in the role): /var/log/nvidia-mps/left (the log "
+                                    "directory of MPS daemon left) exists and this module did not create it"), result["msg"]
+    assert _mode(host, "/var/log/nvidia-mps/left") == 0o700 and os.path.exists(host.path(UNIT_PATH))
+
+
+def test_folders_the_module_created_stay_its_own_after_absent_and_after_a_set_is_dropped(make_host):
+    host = make_host()
+    assert not _run(host, gpu_sets={"left": [0], "right": [1]})["failed"]
+    # right's log directory stays when right is dropped, and every log directory stays after absent.
+    assert not _run(host, gpu_sets={"left": [0]})["failed"]
+    assert not _run(host, state="absent")["failed"]
+    again = _run(host, gpu_sets={"left": [0], "right": [1]})
+    assert not again["failed"], again["msg"]
+    assert not _run(host, gpu_sets={"left": [0], "right": [1]})["changed"]
+
+
+def test_folders_named_in_the_modules_tmpfiles_entry_are_its_own(make_host):
+    """A host an earlier version converged has the tmpfiles.d entry but no record of the folders."""
+    host = make_host()
+    assert not _run(host)["failed"]
+    os.unlink(host.path(mps.FOLDERS_RECORD_PATH))
+    result = _run(host)
+    assert not result["failed"], result["msg"]
+    assert json.loads(host.text(mps.FOLDERS_RECORD_PATH))["folders"] == [
+        "/run/nvidia-mps", "/run/nvidia-mps/all", "/var/log/nvidia-mps", "/var/log/nvidia-mps/all"]
+
+
+def test_a_folder_created_by_a_run_killed_before_its_tmpfiles_entry_is_still_its_own(make_host):
+    host = make_host()
+
+    def killed(converger, path, content, mode=0o644):
+        if path == mps.TMPFILES_PATH:
+            raise KeyboardInterrupt("the module's process dies before the tmpfiles.d entry is written")
+        return write(converger, path, content, mode)
+    write = mps_module.Converger.write
+    with mock.patch.object(mps_module.Converger, "write", killed), pytest.raises(KeyboardInterrupt):
+        _run(host)
+    assert os.path.isdir(host.path("/var/log/nvidia-mps/all")) and not os.path.exists(host.path(mps.TMPFILES_PATH))
+    result = _run(host)
+    assert not result["failed"], result["msg"]
+
+
+def test_absent_leaves_an_empty_pipe_folder_it_did_not_create(make_host):
+    host = make_host()
+    _folder(host, "/srv/empty", 0o755)
+    result = _run(host, state="absent", pipe_directory="/srv/empty")
+    assert not result["failed"] and not result["changed"], result
+    assert os.path.isdir(host.path("/srv/empty"))
