@@ -11,7 +11,8 @@ __metaclass__ = type
 import posixpath
 import re
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.mps import DAEMON_NAME_RULE, valid_daemon_name
+from ansible_collections.gpuops.hardening.plugins.module_utils.mps import (
+    DAEMON_NAME_RULE, FOLDERS_ALLOWED, is_system_folder, valid_daemon_name)
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, seconds_errors, unchanged
 
 REMOVED = {}
@@ -61,6 +62,9 @@ def _directory_errors(inputs, name):
             or any(path == scratch or path.startswith(scratch + "/") for scratch in _SCRATCH)):
         return [bad(name, path, "an absolute, normalised folder without spaces, outside /tmp and /var/tmp, "
                                 "such as /run/nvidia-mps")]
+    # The module refuses them too; here the run stops on the controller, before any role changes anything.
+    if is_system_folder(path):
+        return [bad(name, path, FOLDERS_ALLOWED)]
     return []
 
 

@@ -177,6 +177,8 @@ BAD_INPUTS = [
     ({"mps_pipe_directory": "/"}, ["mps_pipe_directory", 'got "/"', "absolute, normalised folder"]),
     ({"mps_pipe_directory": "/run//x"}, ["mps_pipe_directory", '"/run//x"', "normalised"]),
     ({"mps_pipe_directory": "/run/my mps"}, ["mps_pipe_directory", '"/run/my mps"', "without spaces"]),
+    ({"mps_log_directory": "/var/log"}, ["mps_log_directory", '"/var/log"', "nor a system folder (", "/var/log,"]),
+    ({"mps_pipe_directory": "/run"}, ["mps_pipe_directory", '"/run"', "nor a system folder ("]),
     ({"mps_pipe_directory": "/var/log/nvidia-mps"}, ["mps_log_directory", '"/var/log/nvidia-mps"',
                                                      "a folder other than mps_pipe_directory"]),
     ({"mps_directory_mode": "0777"}, ["mps_directory_mode", '"0777"', "nothing for others", "such as 0770 or 0750"]),
