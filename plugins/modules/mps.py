@@ -190,7 +190,15 @@ skipped_reason:
   type: str
 """
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.mps_main import main
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import mps as engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
+
+
+def main():
+    module = AnsibleModule(argument_spec=engine.ARGUMENT_SPEC, supports_check_mode=True, **engine.SPEC_RULES)
+    run_engine(module, engine)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import mps
-from ansible_collections.gpuops.hardening.plugins.module_utils import mps_main as mps_module
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import mps as mps_module
+from ansible_collections.gpuops.hardening.plugins.modules.mps import main as mps_main
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import mps as role_rules
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig, single_gpu
@@ -206,7 +207,7 @@ def make_host(tmp_path):
 
 
 def _run(host, check_mode=False, **args):
-    return run_module(mps_module.main, dict(dict(group="root"), root=host.root, **args), check_mode=check_mode, diff=True)
+    return run_module(mps_main, dict(dict(group="root"), root=host.root, **args), check_mode=check_mode, diff=True)
 
 
 def _add_client(gpu):

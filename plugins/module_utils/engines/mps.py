@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpuops.hardening.mps module's code. It lives here, not in the module file, so that
-gpuops.hardening.precheck can run it in check mode in its own process (module_utils/precheck.py)."""
+"""The mps engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.mps module
+and the node call (module_utils/node_host.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,6 @@ import json
 import os
 import stat
 
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import accounts, mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
@@ -20,22 +19,21 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, removal_diff, remove_path, write_error
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, is_masked
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
 
 
 class Converger(object):
     """One call's state: the commands, the diffs and the result."""
 
-    def __init__(self, module):
-        self.module = module
-        self.params = module.params
-        self.root = module.params["root"]
+    def __init__(self, feature):
+        self.feature = feature
+        self.params = feature.params
+        self.root = feature.params["root"]
         self.diffs = []
         self.changed = False
         self.result = dict(daemons=[], removed=[], compute_modes_restored={}, group_created=False, users_added=[],
                            skipped_reason=None)
-        self.nvidia_smi = module.get_bin_path("nvidia-smi")
-        self.systemctl = Systemctl(module, timeout=module.params["timeout"])
+        self.nvidia_smi = feature.get_bin_path("nvidia-smi")
+        self.systemctl = Systemctl(feature, timeout=feature.params["timeout"])
         # Read before this call rewrites either record: its own folders are those of earlier runs.
         self.owned = self.owned_folders()
 
@@ -43,11 +41,11 @@ class Converger(object):
         return under_root(self.root, path)
 
     def fail(self, msg):
-        self.module.fail_json(msg=msg, changed=self.changed, **self.result)
+        self.feature.fail_json(msg=msg, changed=self.changed, **self.result)
 
     def command(self, argv, data=None, environ=None):
         try:
-            return run(self.module, argv, timeout=self.params["timeout"], data=data, environ=environ)
+            return run(self.feature, argv, timeout=self.params["timeout"], data=data, environ=environ)
         except CommandTimeout as error:
             self.fail("%s; the NVIDIA driver or MPS daemon is not answering" % error)
 
@@ -60,7 +58,7 @@ class Converger(object):
     # Files and directories ------------------------------------------------
 
     def write(self, path, content, mode=0o644):
-        result, diff = ensure_content(self.module, self.host(path), content, mode=mode)
+        result, diff = ensure_content(self.feature, self.host(path), content, mode=mode)
         if diff:
             diff["before_header"] = diff["before_header"].replace(self.host(path), path)
             diff["after_header"] = path
@@ -73,8 +71,8 @@ class Converger(object):
         if not os.path.lexists(host_path):
             return False
         self.diffs.append(removal_diff(host_path, path))
-        if not self.module.check_mode:
-            remove_path(self.module, host_path)
+        if not self.feature.check_mode:
+            remove_path(self.feature, host_path)
         self.changed = True
         return True
 
@@ -102,7 +100,7 @@ class Converger(object):
                            "before": "absent\n" if info is None else "mode %04o owner %d:%d\n" % current,
                            "after": "mode %04o owner %d:%d\n" % wanted})
         self.changed = True
-        if not self.module.check_mode:
+        if not self.feature.check_mode:
             try:
                 if info is None:
                     os.makedirs(host_path, 0o755)
@@ -251,7 +249,7 @@ def restore_modes(converger, record, keep):
         if uuid in current and current[uuid] != mode:
             converger.result["compute_modes_restored"][uuid] = mode
             converger.changed = True
-            if not converger.module.check_mode:
+            if not converger.feature.check_mode:
                 converger.smi(["-i", uuid, "-c", mps.COMPUTE_MODE_ARGS.get(mode, "DEFAULT")])
     return left
 
@@ -301,7 +299,7 @@ def plan(converger):
     for name, members in sets.items():
         multiuser[name] = params["multiuser_server"] and mps.supports_multiuser(members)
         if params["multiuser_server"] and not multiuser[name]:
-            converger.module.warn("MPS daemon %s runs without -multiuser-server: GPU %s is older than Volta" % (
+            converger.feature.warn("MPS daemon %s runs without -multiuser-server: GPU %s is older than Volta" % (
                 name, ", ".join(mps.describe(g) for g in members if not mps.supports_multiuser([g]))))
     return sets, gpus, multiuser
 
@@ -321,9 +319,9 @@ def converge_group(converger):
     converger.changed = True
     converger.result["group_created"] = entry is None
     converger.result["users_added"] = adding
-    if converger.module.check_mode:
+    if converger.feature.check_mode:
         return None if entry is None else entry.gr_gid
-    changer = accounts.Accounts(converger.module, converger.params["timeout"])
+    changer = accounts.Accounts(converger.feature, converger.params["timeout"])
     error = changer.create_group(group) if entry is None else None
     for user in adding:
         if error:
@@ -338,9 +336,9 @@ def render_daemon(converger, name, members, multiuser, record):
     """(paths, {path: content}) of one daemon; a change to the unit or the commands needs a restart."""
     params = converger.params
     daemon_paths = mps.paths(name, params["pipe_directory"], params["log_directory"])
-    binaries = {"nvidia-smi": converger.nvidia_smi, "sh": converger.module.get_bin_path("sh") or "/bin/sh",
-                "nvidia-cuda-mps-control": converger.module.get_bin_path("nvidia-cuda-mps-control"),
-                "systemd-tmpfiles": converger.module.get_bin_path("systemd-tmpfiles")}
+    binaries = {"nvidia-smi": converger.nvidia_smi, "sh": converger.feature.get_bin_path("sh") or "/bin/sh",
+                "nvidia-cuda-mps-control": converger.feature.get_bin_path("nvidia-cuda-mps-control"),
+                "systemd-tmpfiles": converger.feature.get_bin_path("systemd-tmpfiles")}
     exclusive = [(gpu["uuid"], record[gpu["uuid"]]) for gpu in members] if params["exclusive_process"] else []
     return daemon_paths, {
         daemon_paths["unit"]: mps.render_unit(name, members, daemon_paths, binaries, exclusive, multiuser),
@@ -377,7 +375,7 @@ def start_daemons(converger, sets, pending_restart):
 def read_daemon(converger, name, members, daemon_paths):
     """(what the daemon says through its pipe, the differences from what it was told)."""
     params = converger.params
-    control = converger.module.get_bin_path("nvidia-cuda-mps-control")
+    control = converger.feature.get_bin_path("nvidia-cuda-mps-control")
     environ = {"CUDA_MPS_PIPE_DIRECTORY": daemon_paths["pipe_directory"], "CUDA_MPS_LOG_DIRECTORY": daemon_paths["log_directory"]}
 
     def ask(command):
@@ -406,15 +404,15 @@ def check_daemon(converger, name, members, daemon_paths, action, modes):
     """Verify a daemon through its pipe and its GPUs' compute modes ({uuid: mode}); put back settings
     someone changed."""
     params = converger.params
-    if converger.module.check_mode and action != "none":
+    if converger.feature.check_mode and action != "none":
         return None
     said, differences = read_daemon(converger, name, members, daemon_paths)
     if differences and action == "none":
         converger.changed = True
-        if converger.module.check_mode:
+        if converger.feature.check_mode:
             return said
         # Settings sent through the pipe since the start: send ours again.
-        rc, out, err = converger.command([converger.module.get_bin_path("nvidia-cuda-mps-control")],
+        rc, out, err = converger.command([converger.feature.get_bin_path("nvidia-cuda-mps-control")],
                                          data=read_text(converger.host(daemon_paths["commands"])),
                                          environ={"CUDA_MPS_PIPE_DIRECTORY": daemon_paths["pipe_directory"]})
         if rc != 0:
@@ -427,7 +425,7 @@ def check_daemon(converger, name, members, daemon_paths, action, modes):
             if modes.get(gpu["uuid"]) != mps.EXCLUSIVE:
                 # Someone set it back while the daemon ran.
                 converger.changed = True
-                if not converger.module.check_mode:
+                if not converger.feature.check_mode:
                     converger.smi(["-i", gpu["uuid"], "-c", mps.COMPUTE_MODE_ARGS[mps.EXCLUSIVE]])
     return said
 
@@ -443,7 +441,7 @@ def converge_present(converger):
     rendered = dict((name, render_daemon(converger, name, sets[name], multiuser[name], record)) for name in sets)
     pending_restart = set(name for name, (daemon_paths, files) in rendered.items() if needs_restart(converger, daemon_paths, files))
     # Restarts a killed earlier run owed: its files were written, its daemons not restarted on them.
-    owed = UnitRecord(converger.module, MPS_RESTART_PENDING)
+    owed = UnitRecord(converger.feature, MPS_RESTART_PENDING)
     try:
         pending_restart |= set(owed.units()) & set(sets)
     except RecordError as error:
@@ -499,7 +497,7 @@ def converge_present(converger):
         converger.remove_folder(path)
 
     # The GPUs' compute modes as the checks find them: read again only when a daemon (re)started.
-    if any(action != "none" for action in actions.values()) and not converger.module.check_mode:
+    if any(action != "none" for action in actions.values()) and not converger.feature.check_mode:
         gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
     modes = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in gpus)
     for name in sorted(sets):
@@ -511,51 +509,54 @@ def converge_present(converger):
         converger.result["daemons"].append(entry)
 
 
-def check_params(module):
+def check_params(feature):
     """What the module cannot work without; the role checks the ranges and formats on the controller first."""
     try:
-        int(module.params["directory_mode"], 8)
+        int(feature.params["directory_mode"], 8)
     except ValueError:
-        module.fail_json(msg="directory_mode: got %r; allowed: an octal mode such as 0770" % module.params["directory_mode"])
+        feature.fail_json(msg="directory_mode: got %r; allowed: an octal mode such as 0770" % feature.params["directory_mode"])
     # Names go into paths and the unit's shell lines: the module holds them to the role's rule itself.
-    bad_names = [name for name in sorted(module.params["gpu_sets"], key=str) if not mps.valid_daemon_name(name)]
+    bad_names = [name for name in sorted(feature.params["gpu_sets"], key=str) if not mps.valid_daemon_name(name)]
     if bad_names:
-        module.fail_json(msg="gpu_sets (mps_gpu_sets in the role): got %s; allowed: %s; nothing was changed" % (
+        feature.fail_json(msg="gpu_sets (mps_gpu_sets in the role): got %s; allowed: %s; nothing was changed" % (
             ", ".join(json.dumps(name) for name in bad_names), mps.DAEMON_NAME_RULE))
 
 
-def main():
-    argument_spec = host_argument_spec()
-    argument_spec.update(
-        state=dict(type="str", choices=["present", "absent"], default="present"),
-        gpu_sets=dict(type="dict", default={}),
-        active_thread_percentage=dict(type="int", default=100),
-        pinned_mem_limit=dict(type="str", default=""),
-        exclusive_process=dict(type="bool", default=True),
-        multiuser_server=dict(type="bool", default=True),
-        group=dict(type="str", default="gpu-mps"),
-        client_users=dict(type="list", elements="str", default=[]),
-        pipe_directory=dict(type="path", default="/run/nvidia-mps"),
-        log_directory=dict(type="path", default="/var/log/nvidia-mps"),
-        directory_mode=dict(type="str", default="0770"),
-        allow_mig=dict(type="bool", default=False),
-        force=dict(type="bool", default=False),
-        require_gpu=dict(type="bool", default=True),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    hold_node_lock(module, "gpuops.hardening.mps")
-    check_params(module)
-    converger = Converger(module)
-    if module.params["state"] == "absent":
+NAME = 'mps'
+ARGUMENT_SPEC = host_argument_spec()
+ARGUMENT_SPEC.update(
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    gpu_sets=dict(type="dict", default={}),
+    active_thread_percentage=dict(type="int", default=100),
+    pinned_mem_limit=dict(type="str", default=""),
+    exclusive_process=dict(type="bool", default=True),
+    multiuser_server=dict(type="bool", default=True),
+    group=dict(type="str", default="gpu-mps"),
+    client_users=dict(type="list", elements="str", default=[]),
+    pipe_directory=dict(type="path", default="/run/nvidia-mps"),
+    log_directory=dict(type="path", default="/var/log/nvidia-mps"),
+    directory_mode=dict(type="str", default="0770"),
+    allow_mig=dict(type="bool", default=False),
+    force=dict(type="bool", default=False),
+    require_gpu=dict(type="bool", default=True),
+)
+SPEC_RULES = {}
+
+
+def converge(spec, host, check_mode):
+    """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
+    feature = host.feature(NAME, spec, check_mode)
+    check_params(feature)
+    converger = Converger(feature)
+    if feature.params["state"] == "absent":
         converge_absent(converger)
-    elif not converger.nvidia_smi or not module.get_bin_path("nvidia-cuda-mps-control"):
+    elif not converger.nvidia_smi or not feature.get_bin_path("nvidia-cuda-mps-control"):
         missing = "nvidia-smi" if not converger.nvidia_smi else "nvidia-cuda-mps-control"
-        if module.params["require_gpu"]:
+        if feature.params["require_gpu"]:
             converger.fail("%s not found: install the NVIDIA driver and its CUDA MPS tools, or set require_gpu to false "
                            "(mps_require_gpu in the role) to skip such hosts" % missing)
         converger.result["skipped_reason"] = "%s not found" % missing
     else:
         converge_present(converger)
-    if module._diff:
-        converger.result["diff"] = converger.diffs
-    module.exit_json(changed=converger.changed, **converger.result)
+    converger.result["diff"] = converger.diffs
+    return dict(converger.result, changed=converger.changed)
