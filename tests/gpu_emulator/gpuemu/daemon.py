@@ -63,10 +63,27 @@ def _detach_stdio():
     sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # pylint: disable=consider-using-with
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def on_stop(handler):
     """Call handler() on SIGTERM/SIGINT/SIGHUP (systemctl stop, kill, Ctrl-C)."""
     def _stop(signum, frame):
         del signum, frame
         handler()
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for signum in STOP_SIGNALS:
         signal.signal(signum, _stop)
+
+
+class StopRequest(object):
+    """Notes a stop signal (see on_stop) for a main loop that stops between two of its
+    steps. The handler does nothing else: it interrupts the loop anywhere, also while
+    the loop holds the state file's lock, and an flock taken again through another
+    open of the lock file waits even in the process that holds it (flock(2))."""
+
+    def __init__(self):
+        self.requested = False
+        on_stop(self._note)
+
+    def _note(self):
+        self.requested = True

@@ -14,7 +14,6 @@ does (MPS guide, environment variables and logging appendices).
 import os
 import socket
 import struct
-import sys
 
 from . import catalog, daemon, runtime, state as state_file, texts
 from .mps_commands import CLIENT_MARKER, Controller
@@ -27,8 +26,8 @@ MULTIUSER = "-multiuser-server"
 # First compute capability of Volta, the architecture the multi-user server needs.
 VOLTA = (7, 0)
 SOCKET_MODE = 0o777
-# How often an idle daemon looks for clients that ended, and how long it waits for
-# one request.
+# How often an idle daemon looks for clients that ended and for a stop signal, and
+# how long it waits for one request.
 IDLE_CHECK_SECONDS = 0.5
 REQUEST_TIMEOUT = 5.0
 
@@ -103,6 +102,12 @@ def _record(state_path, entry, add):
 
 
 def _serve(report, state_path, environ, echo, multiuser):
+    """Serve until quit or a stop signal. The real daemon ends on quit (MPS guide,
+    "Starting and Stopping MPS on Linux": echo quit | nvidia-cuda-mps-control), and
+    systemd sends SIGTERM to what is left after ExecStop (systemd.kill(5)); that the
+    real daemon exits on SIGTERM too is an assumption, no NVIDIA source says it."""
+    # Noted from the start: a signal during the setup skips the loop, not the cleanup.
+    stop_request = daemon.StopRequest()
     pipe_dir, log_dir = directories(environ)
     runtime.set_process_name("nvidia-cuda-mps")
     runtime.mkdirs(pipe_dir)
@@ -126,19 +131,11 @@ def _serve(report, state_path, environ, echo, multiuser):
     controller.log("To connect CUDA applications to this daemon, set env CUDA_MPS_PIPE_DIRECTORY=%s" % pipe_dir)
     entry = {"pid": os.getpid(), "pipe_dir": pipe_dir, "log_dir": log_dir, "multiuser": multiuser}
     _record(state_path, entry, True)
-
-    def stop():
-        controller.shutdown()
-        _record(state_path, entry, False)
-        for path in (socket_path, pid_path):
-            if os.path.exists(path):
-                os.unlink(path)
-        sys.exit(0)
-
-    daemon.on_stop(stop)
     report(None)
     running = True
-    while running:
+    # The daemon stops after this loop, once: a stop signal is only noted, as it may
+    # interrupt the loop while the loop holds the state file's lock.
+    while running and not stop_request.requested:
         try:
             connection = listener.accept()[0]
         except socket.timeout:
@@ -151,7 +148,11 @@ def _serve(report, state_path, environ, echo, multiuser):
             except OSError:
                 pass
     listener.close()
-    stop()
+    controller.shutdown()
+    _record(state_path, entry, False)
+    for path in (socket_path, pid_path):
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def _multiuser_refusal(state_path):
@@ -205,10 +206,7 @@ def _start(mode, multiuser, state_path, environ, stdout, stderr):
         stderr.write(refusal)
         return 1
     if mode == "-f":
-        try:
-            _serve(lambda error: None, state_path, environ, stdout, multiuser)
-        except SystemExit:
-            pass
+        _serve(lambda error: None, state_path, environ, stdout, multiuser)
         return 0
     ok, message = daemon.detach(lambda report: _serve(report, state_path, environ, None, multiuser))
     if not ok:

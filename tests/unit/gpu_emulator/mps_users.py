@@ -14,6 +14,8 @@ from __future__ import annotations
 import io
 import os
 import select
+import signal
+import time
 import traceback
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import cli
@@ -87,9 +89,34 @@ class Client(object):
         out, err = self.out.read(), self.err.read()
         self.out.close()
         self.err.close()
-        status = os.waitpid(self.pid, 0)[1]
-        rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
-        return rc, out, err
+        return _rc(os.waitpid(self.pid, 0)[1]), out, err
+
+    def rc_within(self, timeout):
+        """The child's rc once it ended, or None when it still ran after timeout seconds
+        (see child_rc_within)."""
+        rc = child_rc_within(self.pid, timeout)
+        self.out.close()
+        self.err.close()
+        return rc
+
+
+def _rc(status):
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+
+
+def child_rc_within(pid, timeout):
+    """The rc of child pid once it ended, or None when it still ran after timeout
+    seconds: then it is killed, so a hung child fails a test instead of hanging it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ended, status = os.waitpid(pid, os.WNOHANG)
+        if ended or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    if not ended:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return _rc(status) if ended else None
 
 
 def run_as(identity, tool, argv, environ, stdin_text=None):
