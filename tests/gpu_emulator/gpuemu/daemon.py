@@ -67,9 +67,13 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 def on_stop(handler):
-    """Call handler() on SIGTERM/SIGINT/SIGHUP (systemctl stop, kill, Ctrl-C)."""
+    """Call handler() once, on the first of SIGTERM/SIGINT/SIGHUP (systemctl stop,
+    kill, Ctrl-C). Later ones are ignored: a second call, run while the first one
+    holds the state file's lock, would wait for that lock forever."""
     def _stop(signum, frame):
         del signum, frame
+        for each in STOP_SIGNALS:
+            signal.signal(each, signal.SIG_IGN)
         handler()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _stop)

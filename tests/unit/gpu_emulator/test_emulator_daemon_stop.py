@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, mps
-from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.mps_users import Client
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, daemon as daemon_signals, mps
+from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.mps_users import Client, child_rc_within
 
 ROUNDS = 30
 # A stopping daemon is gone in well under a second; the margin is for a loaded machine.
@@ -101,3 +101,29 @@ def test_sigterm_while_the_quitting_daemon_holds_the_state_lock(make_state, mps_
                 handle.write(state_bytes)
             os.replace(path + ".file", path)
     assert api.read_state(path)["daemons"]["mps"] == []
+
+
+def _let_pending_handlers_run():
+    # Python runs a signal's handler between two bytecodes of the main thread.
+    for _ in range(100):
+        pass
+
+
+def test_a_second_stop_signal_does_not_run_the_stop_again():
+    """The stop handler runs once: a second signal while it runs (the handler sends
+    itself one here) would run it again inside the first, which waits forever for
+    the state lock when the first holds it (nvidia-persistenced's stop)."""
+    child = os.fork()
+    if child == 0:
+        calls = []
+        try:
+            def stop():
+                calls.append(signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)
+                _let_pending_handlers_run()
+            daemon_signals.on_stop(stop)
+            os.kill(os.getpid(), signal.SIGTERM)
+            _let_pending_handlers_run()
+        finally:
+            os._exit(len(calls))  # pylint: disable=protected-access
+    assert child_rc_within(child, STOP_SECONDS) == 1
