@@ -13,7 +13,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run, run_together
 
 UNIT_DIRS = (
     "/etc/systemd/system",
@@ -22,6 +22,14 @@ UNIT_DIRS = (
     "/usr/lib/systemd/system",
     "/lib/systemd/system",
 )
+
+# Jobs that wait for a unit's own processes: when one times out, the unit is the first
+# suspect, not systemd, so its failure tells what systemd and the journal know of it.
+UNIT_JOB_VERBS = ("start", "stop", "restart", "try-restart", "reload", "reload-or-restart")
+UNIT_STATE_PROPERTIES = ("ActiveState", "SubState", "MainPID")
+JOURNAL_LINES = 10
+# The reads that explain a timed-out job get a short limit of their own: the job's is spent.
+DIAGNOSIS_TIMEOUT = 10
 
 
 def is_booted(root="/"):
@@ -136,6 +144,37 @@ def parse_show(text):
     return blocks
 
 
+def _read_failure(name, outcome):
+    """Why a best-effort read (a run_together() outcome) told nothing, or None when it answered."""
+    if isinstance(outcome, CommandTimeout):
+        return "%s did not answer within %s seconds" % (name, DIAGNOSIS_TIMEOUT)
+    rc, out, err = outcome
+    if rc != 0:
+        return "%s failed with exit code %s: %s" % (name, rc, (err or out).strip() or "no output")
+    return None
+
+
+def _unit_state(unit, outcome):
+    """'UNIT is deactivating (stop-sigterm), main pid 4242' from the outcome of
+    systemctl show --property=ActiveState,SubState,MainPID UNIT."""
+    failure = _read_failure("systemctl show", outcome)
+    if failure:
+        return "the state of %s is unknown (%s)" % (unit, failure)
+    shown = (parse_show(outcome[1]) or [{}])[0]
+    main_pid = shown.get("MainPID", "0")
+    return "%s is %s (%s), main pid %s" % (
+        unit, shown.get("ActiveState") or "?", shown.get("SubState") or "?", "none" if main_pid in ("", "0") else main_pid)
+
+
+def _journal_tail(outcome):
+    """The unit's last journal lines from the outcome of journalctl -u UNIT, or why there are none."""
+    failure = _read_failure("journalctl", outcome)
+    if failure:
+        return "its journal could not be read (%s)" % failure
+    lines = outcome[1].strip()
+    return "its last journal lines:\n%s" % lines if lines else "its journal is empty"
+
+
 class Systemctl(object):
     """systemctl calls with the module's timeout and check mode."""
 
@@ -150,8 +189,23 @@ class Systemctl(object):
         try:
             return run(self.module, [self.binary] + list(args), timeout=self.timeout)
         except CommandTimeout as error:
-            # A wedged systemd (or D-Bus) must end the task with a message, not a traceback.
-            self.module.fail_json(msg="%s; systemd or D-Bus is not answering" % error, cmd=[self.binary] + list(args))
+            # A hung call must end the task with a message, not a traceback.
+            self.module.fail_json(msg="%s; %s" % (error, self._what_is_known(args)), cmd=[self.binary] + list(args))
+
+    def _what_is_known(self, args):
+        """Of a timed-out call: for a unit job, the unit's state, main pid and last journal
+        lines (best effort, each read with its own short limit); for any other call, that
+        systemd did not answer it."""
+        if len(args) != 2 or args[0] not in UNIT_JOB_VERBS:
+            return "systemd or D-Bus is not answering"
+        unit = args[1]
+        journalctl = self.module.get_bin_path("journalctl")
+        reads = [[self.binary, "show", "--property=" + ",".join(UNIT_STATE_PROPERTIES), unit]]
+        if journalctl:
+            reads.append([journalctl, "-u", unit, "-n", str(JOURNAL_LINES), "--no-pager"])
+        outcomes = run_together(self.module, reads, timeout=DIAGNOSIS_TIMEOUT)
+        journal = _journal_tail(outcomes[1]) if journalctl else "no journalctl to read its journal"
+        return "%s; %s" % (_unit_state(unit, outcomes[0]), journal)
 
     def is_enabled(self, unit):
         rc, out, dummy = self._call("is-enabled", unit)

@@ -103,3 +103,70 @@ def test_a_failed_start_fails_with_systemctls_words():
     with pytest.raises(Failed) as failure:
         Systemctl(Refusing("enabled")).start("u")
     assert str(failure.value) == "systemctl start u failed: Job for u failed because the control process exited with error code."
+
+
+class ScriptedModule(HungModule):
+    """Answers each command by its program and first word (after the timeout wrapper);
+    any other command runs past its timeout. Programs in missing are not installed."""
+
+    def __init__(self, answers, missing=()):
+        super().__init__()
+        self.answers = answers
+        self.missing = missing
+        self.locales = []
+
+    def get_bin_path(self, name):
+        return None if name in self.missing else super().get_bin_path(name)
+
+    def run_command(self, argv, **kwargs):
+        self.argv.append(argv)
+        self.locales.append(kwargs["environ_update"]["LC_ALL"])
+        return self.answers.get(tuple(argv[3:5]), (TIMEOUT_RC, "", ""))
+
+
+STOPPING = {
+    ("/usr/bin/systemctl", "show"): (0, "ActiveState=deactivating\nSubState=stop-sigterm\nMainPID=4242\n", ""),
+    ("/usr/bin/journalctl", "-u"): (0, "Stopping MPS daemon infer-b...\nExecStop: quit sent\n", ""),
+}
+HUNG_STOP = "/usr/bin/systemctl stop gpuops-mps-infer-b.service did not finish within 7 seconds (the module's timeout option)"
+
+
+def failure_of_stop(module):
+    with pytest.raises(Failed) as failure:
+        Systemctl(module, timeout=7).try_verb("stop", "gpuops-mps-infer-b.service")
+    return str(failure.value)
+
+
+def test_a_hung_stop_names_the_units_state_main_pid_and_journal():
+    module = ScriptedModule(STOPPING)
+    assert failure_of_stop(module) == (
+        HUNG_STOP + "; gpuops-mps-infer-b.service is deactivating (stop-sigterm), main pid 4242; "
+        "its last journal lines:\nStopping MPS daemon infer-b...\nExecStop: quit sent")
+    # Each read has its own short limit, in the C locale like every command.
+    assert sorted(argv[2:] for argv in module.argv[1:]) == [
+        ["10s", "/usr/bin/journalctl", "-u", "gpuops-mps-infer-b.service", "-n", "10", "--no-pager"],
+        ["10s", "/usr/bin/systemctl", "show", "--property=ActiveState,SubState,MainPID", "gpuops-mps-infer-b.service"],
+    ]
+    assert module.locales == ["C"] * 3
+
+
+def test_reads_that_fail_or_hang_are_said_to():
+    module = ScriptedModule({("/usr/bin/journalctl", "-u"): (1, "", "Failed to get journal access: Permission denied\n")})
+    assert failure_of_stop(module) == (
+        HUNG_STOP + "; the state of gpuops-mps-infer-b.service is unknown (systemctl show did not answer within 10 seconds); "
+        "its journal could not be read (journalctl failed with exit code 1: Failed to get journal access: Permission denied)")
+
+
+def test_without_journalctl_the_state_alone():
+    module = ScriptedModule({("/usr/bin/systemctl", "show"): (0, "ActiveState=active\nSubState=running\nMainPID=0\n", "")},
+                            missing=("journalctl",))
+    assert failure_of_stop(module) == (
+        HUNG_STOP + "; gpuops-mps-infer-b.service is active (running), main pid none; no journalctl to read its journal")
+
+
+def test_a_hung_query_reads_nothing_more():
+    module = ScriptedModule(STOPPING)
+    with pytest.raises(Failed) as failure:
+        Systemctl(module, timeout=7).is_enabled("gpuops-thp.service")
+    assert str(failure.value).endswith("; systemd or D-Bus is not answering")
+    assert len(module.argv) == 1
