@@ -40,7 +40,7 @@ def wanted_files(feature):
         if entry.get("content") is None:
             # src and template are turned into content on the controller, by the action plugin.
             feature.fail_json(msg="%s: no content; give content, or src or template through the action plugin"
-                             % entry["path"])
+                              % entry["path"])
         wanted.append((entry["path"], entry["content"], octal_mode(feature, entry["path"], entry["mode"])))
     return wanted
 

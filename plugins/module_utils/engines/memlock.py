@@ -265,7 +265,7 @@ class MemlockRun(object):
             for service, has_limits in sorted(report.items()):
                 if has_limits is False:
                     self.feature.warn("/etc/pam.d/%s does not run pam_limits.so in its session stack: sessions it opens ignore %s"
-                                     % (service, self.params["limits_path"]))
+                                      % (service, self.params["limits_path"]))
         return report
 
     def ceiling(self):
@@ -311,7 +311,7 @@ def converge(spec, host, check_mode):
         feature.fail_json(msg="limit: %s" % exc)
     if not pam_limits.valid_domain(params["limits_domain"]):
         feature.fail_json(msg="limits_domain: %r is not a pam_limits domain; allowed: * (everyone but root), a user name, "
-                             "@group, or a uid/gid range such as 1000: or @1000:2000" % params["limits_domain"])
+                          "@group, or a uid/gid range such as 1000: or @1000:2000" % params["limits_domain"])
     if "/" in params["unit_dropin_name"] or not params["unit_dropin_name"].endswith(".conf"):
         feature.fail_json(msg="unit_dropin_name must be a file name ending in .conf, got %r" % params["unit_dropin_name"])
 
@@ -328,7 +328,7 @@ def converge(spec, host, check_mode):
     }
     if pending["restart"] and not params["restart_services"]:
         feature.warn("running services started before their memlock settings changed: %s. Restart them to apply "
-                    "the new limit (restart_services is false)." % ", ".join(pending["restart"]))
+                     "the new limit (restart_services is false)." % ", ".join(pending["restart"]))
     restarts = params["restart_services"] and bool(pending["restart"])
     result = dict(
         changed=bool(run.changed_paths()) or pending["daemon_reexec"] or pending["daemon_reload"] or restarts,

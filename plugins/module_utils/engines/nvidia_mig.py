@@ -123,7 +123,8 @@ ARGUMENT_SPEC.update(
     require_applied=dict(type="bool", default=False),
     gpu_clients=dict(type="list", elements="str", default=list(GPU_CLIENTS)),
 )
-SPEC_RULES = dict(mutually_exclusive=[("layouts", "mig_parted_config")], required_one_of=[("layouts", "mig_parted_config")], required_together=[("mig_parted_config", "mig_parted_name")])
+SPEC_RULES = dict(mutually_exclusive=[("layouts", "mig_parted_config")], required_one_of=[("layouts", "mig_parted_config")],
+                  required_together=[("mig_parted_config", "mig_parted_name")])
 
 
 def converge(spec, host, check_mode):
@@ -135,12 +136,12 @@ def converge(spec, host, check_mode):
     smi = Smi(feature)
     if not smi.path:
         feature.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver", changed=bool(restarted), gpus=[],
-                         clients_restarted=restarted)
+                          clients_restarted=restarted)
     try:
         gpus = read_gpus(smi)
         layouts = declared_layouts(feature, gpus)
         result = converge_layouts(smi, layouts, force=params["force"], reset=params["reset"], check_mode=feature.check_mode,
-                          clients=clients, root=params["root"], require_applied=params["require_applied"], gpus=gpus)
+                                  clients=clients, root=params["root"], require_applied=params["require_applied"], gpus=gpus)
     except SmiError as error:
         feature.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
     except MigError as error:
@@ -158,8 +159,8 @@ def start_recorded_clients(feature, clients):
         feature.fail_json(msg="%s; nothing was changed" % error, changed=False, gpus=[])
     if failed:
         feature.fail_json(msg="the GPU clients that an interrupted earlier run stopped (recorded in %s) did not start "
-                             "again: %s; see systemctl status for each, then run again, which retries them" % (
-                                 MIG_CLIENTS_STOPPED, ", ".join(failed)), changed=True, gpus=[], clients_restarted=units)
+                          "again: %s; see systemctl status for each, then run again, which retries them" % (
+                              MIG_CLIENTS_STOPPED, ", ".join(failed)), changed=True, gpus=[], clients_restarted=units)
     if units:
         feature.warn("an earlier run was interrupted while the GPU clients were stopped; %s %s, recorded in %s" % (
             "would start" if feature.check_mode else "started", ", ".join(units), MIG_CLIENTS_STOPPED))

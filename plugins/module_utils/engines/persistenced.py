@@ -105,7 +105,7 @@ def converge_daemon(feature, unit_path, diffs, result, reload_needed):
     if overriding:
         result["overridden_by"] = ["/" + os.path.relpath(path, root) for path in overriding]
         feature.warn("%s sets ExecStart after %s, so its command, not --persistence-mode from this module, starts "
-                    "the daemon" % (", ".join(result["overridden_by"]), persistenced.DROPIN_PATH))
+                     "the daemon" % (", ".join(result["overridden_by"]), persistenced.DROPIN_PATH))
 
     systemctl = Systemctl(feature, timeout=feature.params["timeout"])
     legacy_removed = remove_legacy_unit(feature, systemctl, diffs, result)
@@ -148,7 +148,7 @@ def remove_legacy_unit(feature, systemctl, diffs, result):
 def converge_legacy(feature, nvidia_smi_path, diffs, result):
     """nvidia-smi -pm 1 now and a boot unit that sets it again; returns whether anything changed."""
     feature.warn("no nvidia-persistenced.service is installed: persistence mode falls back to the legacy nvidia-smi -pm 1, "
-                "which a reboot loses; gpuops-persistence-mode.service sets it again at every boot")
+                 "which a reboot loses; gpuops-persistence-mode.service sets it again at every boot")
     result["mode"] = "legacy"
     result["enabled_by"] = "install"
     content = persistenced.render_legacy_unit(nvidia_smi_path)
@@ -186,7 +186,7 @@ def converge(spec, host, check_mode):
     if not nvidia_smi_path:
         if params["require_gpu"]:
             feature.fail_json(msg="nvidia-smi not found: this host has no NVIDIA driver. Install the driver, or set "
-                                 "require_gpu to false (persistenced_require_gpu in the role) to skip such hosts", **result)
+                              "require_gpu to false (persistenced_require_gpu in the role) to skip such hosts", **result)
         result["skipped_reason"] = "nvidia-smi not found: no NVIDIA driver on this host"
         result["verification"] = "skipped: no NVIDIA driver"
         return result
@@ -195,7 +195,7 @@ def converge(spec, host, check_mode):
     result["unit_path"] = unit_path
     if mask_path and not params["unmask"]:
         feature.fail_json(msg="%s is masked (%s -> /dev/null), nothing changed; set unmask to true "
-                             "(persistenced_unmask in the role) to unmask it" % (persistenced.UNIT, mask_path), **result)
+                          "(persistenced_unmask in the role) to unmask it" % (persistenced.UNIT, mask_path), **result)
     diffs = []
     if mask_path:
         remove_mask(feature, params["root"], mask_path, diffs)

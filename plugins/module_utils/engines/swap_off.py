@@ -146,7 +146,7 @@ def turn_off(feature, targets, result):
             feature.fail_json(msg="%s. Swap areas already off: %s" % (exc, ", ".join(done) or "none"), **result)
         if rc != 0:
             feature.fail_json(msg="swapoff %s failed: %s. Swap areas already off: %s"
-                             % (area["path"], (err or out).strip(), ", ".join(done) or "none"), **result)
+                              % (area["path"], (err or out).strip(), ", ".join(done) or "none"), **result)
         done.append(area["path"])
 
 

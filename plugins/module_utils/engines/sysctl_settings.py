@@ -48,7 +48,7 @@ def check_path(feature):
     path = feature.params["path"]
     if not path.endswith(".conf") or os.path.basename(path).startswith("."):
         feature.fail_json(msg="path: systemd-sysctl reads only files named *.conf (and not hidden), so %s would never "
-                             "apply at boot; nothing was changed" % path)
+                          "apply at boot; nothing was changed" % path)
 
 
 def read_live(proc_sys, keys):
@@ -85,7 +85,7 @@ def apply_live(feature, proc_sys, before, wanted):
         except (IOError, OSError) as exc:
             applied = sorted(k for k in wanted if after[k] != before[k])
             feature.fail_json(msg="the kernel refused %s = %s (%s): %s. Applied before that: %s; the sysctl.d file was not written."
-                             % (key, value, path, to_native(exc), ", ".join(applied) or "nothing"))
+                              % (key, value, path, to_native(exc), ", ".join(applied) or "nothing"))
         after[key] = sysctl_d.normalize_value(read_text(path) or "")
         if after[key] != value:
             feature.warn("%s: wrote %s but the kernel shows %s" % (key, value, after[key]))
@@ -165,7 +165,7 @@ def converge(spec, host, check_mode):
     result["unsupported"] = sorted(key for key, value in before.items() if value is None)
     if result["unsupported"]:
         feature.warn("this kernel has no %s; kept in %s, where systemd-sysctl skips them at boot"
-                    % (", ".join(result["unsupported"]), params["path"]))
+                     % (", ".join(result["unsupported"]), params["path"]))
     after, skipped = apply_live(feature, proc_sys, before, wanted)
     result.update(before=before, after=after, live_skipped=skipped)
     result["live_applied"] = all(after[key] == value for key, value in wanted.items() if after[key] is not None)
@@ -173,7 +173,7 @@ def converge(spec, host, check_mode):
         result["live_skipped_reason"] = sorted(set(skipped.values()))[0]
         if params["apply_live"]:
             feature.warn("sysctl live apply skipped for %s: %s. %s carries them to the next boot."
-                        % (", ".join(sorted(skipped)), result["live_skipped_reason"], params["path"]))
+                         % (", ".join(sorted(skipped)), result["live_skipped_reason"], params["path"]))
 
     diffs = []
     changes = live_diff(proc_sys, before, after)

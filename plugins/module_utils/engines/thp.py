@@ -72,7 +72,7 @@ def install_unit(feature, path, wanted, diffs):
     """Write and enable the boot unit; returns the unit's result entry."""
     if not wanted:
         feature.fail_json(msg="persist is true but none of enabled, defrag, khugepaged_defrag is set: "
-                             "the boot unit would have nothing to apply")
+                          "the boot unit would have nothing to apply")
     content = thp.render_unit(wanted, profile=feature.params["profile"])
     file_result, diff = ensure_content(feature, path, content)
     if diff:

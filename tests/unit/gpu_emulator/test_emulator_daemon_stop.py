@@ -105,7 +105,7 @@ def test_sigterm_while_the_quitting_daemon_holds_the_state_lock(make_state, mps_
 
 def _let_pending_handlers_run():
     # Python runs a signal's handler between two bytecodes of the main thread.
-    for _ in range(100):
+    for dummy in range(100):
         pass
 
 

@@ -18,7 +18,6 @@ import time
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import run_lock
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import sysctl_settings as sysctl_settings
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import under_root
 from ansible_collections.gpuops.hardening.plugins.modules.sysctl_settings import main as sysctl_settings_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module

@@ -12,8 +12,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import mig_converge
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig as nvidia_mig
-from ansible_collections.gpuops.hardening.plugins.modules.nvidia_mig import main as nvidia_mig_main
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import CURRENT, Node

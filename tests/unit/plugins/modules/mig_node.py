@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_smi
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig as nvidia_mig
 from ansible_collections.gpuops.hardening.plugins.modules.nvidia_mig import main as nvidia_mig_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module

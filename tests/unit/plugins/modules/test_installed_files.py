@@ -11,7 +11,6 @@ import stat
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import installed_files as installed_files
 from ansible_collections.gpuops.hardening.plugins.modules.installed_files import main as installed_files_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import installed_files as installed_files
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import installed_files
 from ansible_collections.gpuops.hardening.plugins.modules.installed_files import main as installed_files_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_systemctl import recorded_systemctl

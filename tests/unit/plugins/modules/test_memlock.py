@@ -231,7 +231,7 @@ def test_daemon_json_never_leaves_it(root):
 
 def test_only_what_is_asked_is_managed(root):
     result = run_module(memlock_main, dict(limit="unlimited", root=str(root), docker_daemon_json="never",
-                                                  login_sessions=False, services_default=False))
+                                           login_sessions=False, services_default=False))
     assert not result["changed"]
     assert result["files"] == []
     # Nothing managed, but the report still reads what pam_limits would set.

@@ -13,8 +13,7 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import mig_converge
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig as nvidia_mig
-from ansible_collections.gpuops.hardening.plugins.modules.nvidia_mig import main as nvidia_mig_main
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import LAYOUT, mig_layouts, run_mig
 
 DCGM = "nvidia-dcgm.service"

@@ -12,7 +12,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import swap, systemd
-from ansible_collections.gpuops.hardening.plugins.module_utils.engines import swap_off as swap_off
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import swap_off
 from ansible_collections.gpuops.hardening.plugins.modules.swap_off import main as swap_off_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
