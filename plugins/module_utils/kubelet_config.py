@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure rules of the kubelet's topology settings: merge, quantities, policy changes, node fit.
+"""Pure rules of the kubelet's topology settings: merge, quantities, policy and reservation changes, node fit.
 
 Used by the module gpuops.hardening.kubelet_config on the node and by the
 kubelet_topology role's input rules on the controller, so that each rule lives once.
@@ -72,20 +72,76 @@ def key_changes(before, after):
     return [(key, before.get(key), after.get(key)) for key in keys if before.get(key) != after.get(key)]
 
 
+def _policy(config, key, default):
+    return (config or {}).get(key) or default
+
+
 def changed_policies(before, after):
     """The state files whose manager's policy differs between the two configs: [(file, old, new)]."""
     found = []
     for state_file, key, default in STATE_FILES:
-        old = (before or {}).get(key) or default
-        new = (after or {}).get(key) or default
+        old, new = _policy(before, key, default), _policy(after, key, default)
         if old != new:
             found.append((state_file, old, new))
     return found
 
 
+def _map_entry(config, key, entry):
+    value = config.get(key)
+    return value.get(entry) if isinstance(value, dict) else None
+
+
+def _cpu_reservation(config):
+    """What the static CPU manager's reserved set comes from: reservedSystemCPUs, else
+    kubeReserved.cpu + systemReserved.cpu."""
+    return {"reservedSystemCPUs": config.get("reservedSystemCPUs"),
+            "kubeReserved.cpu": _map_entry(config, "kubeReserved", "cpu"),
+            "systemReserved.cpu": _map_entry(config, "systemReserved", "cpu")}
+
+
+def _memory_reservation(config):
+    """What the Static memory manager's reserved memory comes from: reservedMemory, which must add
+    up to the other three (memory_reservation_error)."""
+    return {"reservedMemory": config.get("reservedMemory"),
+            "kubeReserved.memory": _map_entry(config, "kubeReserved", "memory"),
+            "systemReserved.memory": _map_entry(config, "systemReserved", "memory"),
+            "evictionHard[memory.available]": eviction_memory(config)}
+
+
+# Under its static policy, each manager checks its checkpoint at start against the reservations it
+# was computed from, and the kubelet then fails to start ("please drain node and remove policy state
+# file"). kubernetes/kubernetes pkg/kubelet/cm/cpumanager/policy_static.go validateState: "not all
+# reserved cpus ... are present in defaultCpuSet" once the reserved set grows over CPUs that pods
+# hold; pkg/kubelet/cm/memorymanager/policy_static.go validateState: "the expected machine state is
+# different from the real one" on any change of system-reserved, kube-reserved or reserved memory.
+# The none/None policies check nothing. Any change counts, even one the kubelet would accept (a
+# shrinking CPU set, a re-spelled quantity): a needless reset costs a restart, a missed one a node
+# that stays NotReady.
+RESERVATIONS = {"cpu_manager_state": ("static", _cpu_reservation),
+                "memory_manager_state": ("Static", _memory_reservation)}
+
+
+def changed_reservations(before, after):
+    """The state files whose manager keeps its static policy while a reservation it checks its
+    checkpoint against changes: [(file, [changed reservation names])]."""
+    found = []
+    for state_file, key, default in STATE_FILES:
+        static, reservation = RESERVATIONS[state_file]
+        if not _policy(before, key, default) == _policy(after, key, default) == static:
+            continue
+        old, new = reservation(before or {}), reservation(after or {})
+        changed = [name for name in old if old[name] != new[name]]
+        if changed:
+            found.append((state_file, changed))
+    return found
+
+
 def state_files_to_remove(before, after, existing):
-    """The state files to remove: a changed policy's file, only where it exists (existing: names)."""
-    return [state_file for state_file, dummy, dummy in changed_policies(before, after) if state_file in existing]
+    """The state files the kubelet would reject, only where they exist (existing: names): a changed
+    policy's file, or a changed reservation's under an unchanged static policy."""
+    rejected = set(state_file for state_file, dummy, dummy in changed_policies(before, after))
+    rejected.update(state_file for state_file, dummy in changed_reservations(before, after))
+    return [state_file for state_file, dummy, dummy in STATE_FILES if state_file in rejected and state_file in existing]
 
 
 def eviction_memory(config):

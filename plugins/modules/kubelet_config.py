@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: kubelet_config
-short_description: Merge settings into the kubelet's config file, resetting the CPU and memory manager state on a policy change
+short_description: Merge settings into the kubelet's config file, resetting the CPU and memory manager state the kubelet would reject
 version_added: "0.3.0"
 description:
   - Loads the kubelet's config file (a C(KubeletConfiguration), C(kubelet.config.k8s.io/v1beta1)), lays O(settings) over
@@ -24,6 +24,10 @@ description:
     C(memory_manager_state) in O(root_dir)) exists, the kubelet would refuse to start. The module then stops the
     service, writes the file, removes exactly those state files and starts the service again. Otherwise a changed file
     restarts a running service, because the kubelet reads its file only at start.
+  - The same holds, under an unchanged C(static) CPU manager policy, for a change of C(reservedSystemCPUs),
+    C(kubeReserved.cpu) or C(systemReserved.cpu), and under an unchanged C(Static) memory manager policy, for a change
+    of C(reservedMemory) or the memory of C(kubeReserved), C(systemReserved) or C(evictionHard): the manager checks
+    its state file against them at start, and the kubelet does not start on a mismatch.
   - The write is atomic, with a backup of the previous file.
 author:
   - gpuops.hardening developers (@gpuops)
@@ -46,13 +50,14 @@ options:
   service:
     description:
       - The kubelet's systemd unit. An empty string leaves the service alone (nothing stopped, started or restarted;
-        state files are then still removed on a policy change).
+        state files are then still removed on a policy or reservation change).
     type: str
     default: kubelet
   reset_state:
     description:
-      - V(true) stops the service, removes the state file of each manager whose policy changes, and starts it again.
-      - V(false) fails before any change when a policy changes while its state file exists.
+      - V(true) stops the service, removes the state file of each manager whose policy or reservation changes, and
+        starts it again.
+      - V(false) fails before any change when such a change meets an existing state file.
     type: bool
     default: true
   labels:
@@ -109,6 +114,12 @@ policy_changes:
   type: list
   elements: dict
   sample: [{"state_file": "cpu_manager_state", "before": "none", "after": "static"}]
+reservation_changes:
+  description: Each manager whose static policy stays while a reservation its state file depends on changes.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"state_file": "cpu_manager_state", "keys": ["reservedSystemCPUs"]}]
 state_files_removed:
   description: The state files removed (or that would be, in check mode).
   returned: always
@@ -211,6 +222,12 @@ def service_state(module):
     return systemctl, state.get("LoadState") == "loaded", state.get("ActiveState") in ACTIVE_STATES
 
 
+def reset_reasons(result):
+    """What makes the kubelet reject its state files: each changed policy and reservation key."""
+    return (["the %s policy" % item["state_file"].split("_")[0] for item in result["policy_changes"]]
+            + [key for item in result["reservation_changes"] for key in item["keys"]])
+
+
 def key_diffs(path, changes):
     """One diff entry per changed key: the key's YAML before and after."""
     def shown(key, value):
@@ -236,8 +253,8 @@ def main():
     hold_node_lock(module, "gpuops.hardening.kubelet_config")
     params = module.params
     path = under_root(params["root"], params["path"])
-    result = dict(changed=False, path=params["path"], changes=[], policy_changes=[], state_files_removed=[],
-                  service_action="none", backup_file=None, unknown_fields=[])
+    result = dict(changed=False, path=params["path"], changes=[], policy_changes=[], reservation_changes=[],
+                  state_files_removed=[], service_action="none", backup_file=None, unknown_fields=[])
 
     text, current = load_config(module, path)
     base = dict(current) if current else {"apiVersion": API_VERSION, "kind": KIND}
@@ -250,13 +267,14 @@ def main():
     existing = [name for name, dummy, dummy in kubelet_config.STATE_FILES if os.path.exists(os.path.join(state_dir, name))]
     result["policy_changes"] = [dict(state_file=name, before=old, after=new)
                                 for name, old, new in kubelet_config.changed_policies(current, merged)]
+    result["reservation_changes"] = [dict(state_file=name, keys=keys)
+                                     for name, keys in kubelet_config.changed_reservations(current, merged)]
     to_remove = kubelet_config.state_files_to_remove(current, merged, existing)
     if to_remove and not params["reset_state"]:
-        module.fail_json(msg="the %s policy changes while %s exist, so the kubelet would not start; nothing was "
-                             "changed. Set reset_state (kubelet_topology_reset_state in the role) to true to stop "
-                             "the kubelet, remove them and start it again"
-                             % (" and ".join(item["state_file"].split("_")[0] for item in result["policy_changes"]),
-                                ", ".join(to_remove)), **result)
+        module.fail_json(msg="the kubelet would reject %s and not start, as %s change; nothing was changed. Set "
+                             "reset_state (kubelet_topology_reset_state in the role) to true to stop the kubelet, "
+                             "remove them and start it again"
+                             % (", ".join(to_remove), " and ".join(reset_reasons(result))), **result)
     result["state_files_removed"] = [os.path.join(params["root_dir"], name) for name in to_remove]
     if not changes:
         module.exit_json(**result)

@@ -72,6 +72,38 @@ def test_state_files_removed_only_on_a_policy_change_and_only_where_they_exist()
     assert kc.state_files_to_remove(STATIC, dict(STATIC, cpuManagerPolicy="none"), both) == ["cpu_manager_state"]
 
 
+BOTH = ["cpu_manager_state", "memory_manager_state"]
+STATIC_CPUS = dict(STATIC, reservedSystemCPUs="0-1")
+
+
+@pytest.mark.parametrize("change, removed", [
+    ({"reservedSystemCPUs": "0-3"}, ["cpu_manager_state"]),
+    ({"reservedSystemCPUs": None}, ["cpu_manager_state"]),
+    ({"kubeReserved": {"memory": "512Mi", "cpu": "1"}}, ["cpu_manager_state"]),
+    ({"reservedMemory": [{"numaNode": 1, "limits": {"memory": "1124Mi"}}]}, ["memory_manager_state"]),
+    ({"systemReserved": {"memory": "1Gi"}, "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1636Mi"}}]},
+     ["memory_manager_state"]),
+    ({"evictionHard": {"memory.available": "200Mi"}}, ["memory_manager_state"]),
+    ({"topologyManagerPolicy": "restricted"}, []),
+])
+def test_a_reservation_change_under_a_static_policy_removes_that_managers_state(change, removed):
+    after = dict(STATIC_CPUS, **change)
+    assert kc.state_files_to_remove(STATIC_CPUS, after, BOTH) == removed
+    assert [state_file for state_file, dummy in kc.changed_reservations(STATIC_CPUS, after)] == removed
+
+
+def test_a_reservation_change_keeps_the_state_of_a_manager_without_a_static_policy():
+    before = dict(STATIC_CPUS, cpuManagerPolicy="none", memoryManagerPolicy="None")
+    after = dict(before, reservedSystemCPUs="0-3", evictionHard={"memory.available": "200Mi"})
+    assert kc.state_files_to_remove(before, after, BOTH) == []
+
+
+def test_the_default_eviction_threshold_is_no_change():
+    without_eviction = dict(STATIC_CPUS)
+    del without_eviction["evictionHard"]
+    assert kc.state_files_to_remove(STATIC_CPUS, without_eviction, BOTH) == []
+
+
 def test_memory_reservation_adds_up():
     assert kc.memory_reservation_error(STATIC) is None
     assert kc.memory_reservation_error(dict(STATIC, memoryManagerPolicy="None", reservedMemory=[])) is None

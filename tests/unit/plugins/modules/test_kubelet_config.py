@@ -134,6 +134,37 @@ def test_only_the_changed_managers_state_goes(host):
     assert os.path.exists(kubelet_dir / "memory_manager_state")
 
 
+# A reservation the manager's checkpoint was computed from changes under an unchanged static policy: the
+# kubelet rejects that checkpoint at start, so the module resets it exactly as for a policy change.
+@pytest.mark.parametrize("change, state_file", [
+    ({"reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]}, "memory_manager_state"),
+    ({"reservedSystemCPUs": "0-2"}, "cpu_manager_state"),
+])
+def test_a_reservation_change_resets_the_state_like_a_policy_change(host, change, state_file):
+    root, kubelet_dir, systemctl = host
+    run(root)
+    for name in ("cpu_manager_state", "memory_manager_state"):
+        (kubelet_dir / name).write_text("{}")
+    settings = dict(SETTINGS, **change)
+
+    refused = run(root, settings=settings, reset_state=False)
+    assert refused["failed"] and state_file in refused["msg"] and "nothing was changed" in refused["msg"]
+    checked = run(root, settings=settings, check_mode=True)
+    calls_before = list(systemctl.calls)
+    result = run(root, settings=settings)
+
+    removed = ["/var/lib/kubelet/" + state_file]
+    for outcome in (checked, result):
+        assert outcome["changed"] and outcome["policy_changes"] == []
+        assert outcome["state_files_removed"] == removed
+        assert outcome["service_action"] == "stopped_and_started"
+        assert [item["state_file"] for item in outcome["reservation_changes"]] == [state_file]
+    assert not os.path.exists(kubelet_dir / state_file)
+    kept = {"cpu_manager_state", "memory_manager_state"} - {state_file}
+    assert all(os.path.exists(kubelet_dir / name) for name in kept)
+    assert systemctl.calls[len(calls_before):] == [("stop", "kubelet"), ("start", "kubelet")]
+
+
 @pytest.mark.parametrize("settings, message", [
     (dict(SETTINGS, reservedSystemCPUs="0-1,8"), "kubelet_topology_reserved_system_cpus: got '0-1,8'; CPUs 8 do not exist"),
     (dict(SETTINGS, reservedMemory=[{"numaNode": 2, "limits": {"memory": "1124Mi"}}]),
