@@ -5,7 +5,7 @@
 
 The state is what gpuops.hardening.kubelet_config reported in check mode (the role's
 registered kubelet_topology_state): the keys whose value in the kubelet's file differs
-from the role's settings, and the state files a policy change would remove.
+from the role's settings, and the state files a policy or reservation change would remove.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,12 +22,13 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_checks impo
 )
 
 AREA = "kubelet"
-# One check per manager; each names the kubelet keys it covers.
+# One check per manager; each names the kubelet keys it covers and its state file (none for the topology manager).
 CHECKS = (
-    ("kubelet.cpu_manager", "kubelet CPU manager", ("cpuManagerPolicy", "reservedSystemCPUs")),
-    ("kubelet.topology_manager", "kubelet topology manager", ("topologyManagerPolicy", "topologyManagerScope")),
+    ("kubelet.cpu_manager", "kubelet CPU manager", ("cpuManagerPolicy", "reservedSystemCPUs"), "cpu_manager_state"),
+    ("kubelet.topology_manager", "kubelet topology manager", ("topologyManagerPolicy", "topologyManagerScope"), None),
     ("kubelet.memory_manager", "kubelet memory manager",
-     ("memoryManagerPolicy", "reservedMemory", "kubeReserved", "systemReserved", "evictionHard")),
+     ("memoryManagerPolicy", "reservedMemory", "kubeReserved", "systemReserved", "evictionHard"),
+     "memory_manager_state"),
 )
 
 
@@ -47,7 +48,7 @@ def kubelet_checks(state, inputs, role_error=None):
     differing = dict((item["key"], item.get("before")) for item in state.get("changes") or [])
     pending = state.get("state_files_removed") or []
     found = []
-    for check_id, title, keys in CHECKS:
+    for check_id, title, keys, state_file in CHECKS:
         expected = _shown(keys, wanted)
         off = [key for key in keys if key in differing and key in wanted]
         if not off:
@@ -56,7 +57,9 @@ def kubelet_checks(state, inputs, role_error=None):
             continue
         actual = _shown(off, dict((key, differing[key]) for key in off))
         reason = "the kubelet's file %s differs in %s" % (state.get("path"), ", ".join(off))
-        if pending and any(key.endswith("ManagerPolicy") for key in off):
-            reason += "; the policy change also needs %s removed, with the kubelet stopped" % ", ".join(pending)
+        # A policy or reservation change of this manager: the kubelet would reject its state file.
+        rejected = [path for path in pending if state_file and path.rsplit("/", 1)[-1] == state_file]
+        if rejected:
+            reason += "; the change also needs %s removed, with the kubelet stopped" % ", ".join(rejected)
         found.append(check(check_id, AREA, title, FAIL, expected, actual, reason))
     return found

@@ -39,3 +39,11 @@ def test_nodes_that_do_not_opt_in_get_no_kubelet_checks_and_a_failed_role_fails(
     assert [(item["id"], item["verdict"]) for item in failed] == [("kubelet.cpu_manager", "FAIL")]
     ids = [item["id"] for item in node_checks({"kubelet_topology": INPUTS}, {"kubelet": CONVERGED}, {}, {}, [])]
     assert "kubelet.memory_manager" in ids
+
+
+def test_a_differing_reservation_names_only_its_managers_pending_state_reset():
+    state = dict(CONVERGED, changed=True, changes=[{"key": "reservedSystemCPUs", "before": "0-1", "after": "0"}],
+                 state_files_removed=["/var/lib/kubelet/cpu_manager_state"])
+    checks = dict((item["id"], item) for item in kubelet_checks(state, INPUTS))
+    assert "/var/lib/kubelet/cpu_manager_state" in checks["kubelet.cpu_manager"]["reason"]
+    assert checks["kubelet.memory_manager"]["verdict"] == "PASS"
