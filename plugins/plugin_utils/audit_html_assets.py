@@ -96,7 +96,8 @@ table.checks tr.changed td:nth-child(2) { box-shadow: inset 3px 0 0 var(--accent
 .since .was { color: var(--muted); } .since .now { font-weight: 700; }
 .warnings li { color: #9a6700; }
 p.error { padding: 10px 14px; color: var(--fail); font-weight: 600; background: #fff5f5; border: 1px solid #ffcecb; border-radius: 8px; }
-.topology-view svg { display: block; height: auto; margin: 4px 0; }
+/* The picture at its natural width (its width attribute), shrunk to fit: the page has no style attributes. */
+.topology-view svg { display: block; max-width: 100%; height: auto; margin: 4px 0; }
 """
 
 SCRIPT = """

@@ -351,8 +351,10 @@ def _header(layout, node_name):
 
 
 def _svg(width, height, label, parts):
-    return ('<svg xmlns="http://www.w3.org/2000/svg" class="topology" viewBox="0 0 %s %s" width="100%%" '
-            'style="max-width: %spx" role="img" aria-label="%s" font-family="%s">%s%s</svg>' % (
+    # Its natural width as an attribute, no style="": the page's Content-Security-Policy allows no inline
+    # style attribute; the page's CSS (max-width: 100%, height: auto) shrinks it to fit.
+    return ('<svg xmlns="http://www.w3.org/2000/svg" class="topology" viewBox="0 0 %s %s" width="%s" '
+            'role="img" aria-label="%s" font-family="%s">%s%s</svg>' % (
                 _num(width), _num(height), _num(width), _esc(label), _esc(FONT), _title(label), "".join(parts)))
 
 
