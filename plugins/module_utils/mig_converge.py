@@ -8,7 +8,7 @@ The engine of the nvidia_mig module and of the boot-time MIG script.
 Contract::
 
     result = converge(smi, layouts, force=False, reset=True, check_mode=False,
-                      clients=None, root="/", require_applied=False, gpus=None)
+                      clients=None, root="/", require_applied=False, gpus=None, where=None)
 
 ``smi.call(args, allowed_rc=(0,))`` runs ``nvidia-smi *args`` and returns its
 stdout, or raises SmiError with the command's text. ``layouts`` is ``{gpu index:
@@ -18,7 +18,9 @@ any GPU client runs) or has ``stop()``, which returns the units it stopped or
 raises ClientError (after starting again those it had stopped), and
 ``start(units)``, which returns the units that failed to start, as text. ``root``
 is where ``/sys`` is read from. ``gpus`` is the GPU query a caller made just before
-(mig_survey.read_gpus); None reads it here.
+(mig_survey.read_gpus); None reads it here. ``where`` is what the user declared
+``layouts`` with (the module's option, a role's variable): messages about a GPU
+the host lacks or a layout a GPU cannot take start with it (``mig_layouts.0: ...``).
 
 The result is ``{"changed", "applied", "reboot_required", "layouts", "gpus",
 "clients_stopped", "warnings"}``: ``layouts`` as given with string keys, ``gpus``
@@ -55,7 +57,8 @@ import time
 
 from . import nvidia_smi
 from .mig_plan import LayoutError, plan
-from .mig_survey import describe_processes, plan_gpu, read_gpus, read_instances, read_offers, read_profile_tables
+from .mig_survey import describe_processes, layout_name, named, plan_gpu, read_gpus, read_instances, read_offers
+from .mig_survey import read_profile_tables
 
 IN_USE = "In use by another client"
 NOT_SUPPORTED = "Not Supported"
@@ -102,7 +105,7 @@ def plan_text(entry):
     return "\n".join(lines) + "\n"
 
 
-def apply_gpu(smi, layout, entry):
+def apply_gpu(smi, layout, entry, where=None):
     """Destroy, change the mode, reset, create: one GPU, as planned. Raises SmiError."""
     was_enabled = entry["mig_enabled"]
     if entry["end_processes"]:
@@ -119,7 +122,7 @@ def apply_gpu(smi, layout, entry):
     if entry["pending"] or not entry["mig_enabled"]:
         return
     if not was_enabled or entry["reset"]:
-        _replan(smi, layout, entry)
+        _replan(smi, layout, entry, where)
     _create(smi, entry)
 
 
@@ -129,7 +132,7 @@ def _read_mode(smi, entry):
     entry["pending"] = gpu["mig.mode.current"] != gpu["mig.mode.pending"]
 
 
-def _replan(smi, layout, entry):
+def _replan(smi, layout, entry, where):
     """Once MIG mode applied in this run (at once or by the reset), the instances follow."""
     gpu = next(g for g in read_gpus(smi) if int(g["index"]) == entry["index"])
     tables = read_profile_tables(smi, [gpu])
@@ -138,7 +141,7 @@ def _replan(smi, layout, entry):
         steps = plan(tables[entry["index"]], instances.get(entry["index"], []), layout["mig_devices"],
                      read_offers(smi, instances, {entry["index"]: layout}).get(entry["index"]))
     except LayoutError as error:
-        raise SmiError("GPU %d: MIG mode is on, but %s" % (entry["index"], error))
+        raise SmiError(named(layout_name(where, entry["index"]), "GPU %d: MIG mode is on, but %s" % (entry["index"], error)))
     entry.update(keep=steps["keep"], create=steps["create"])
     entry["destroy"] = steps["destroy"]
     _destroy(smi, entry)
@@ -308,7 +311,7 @@ def _reset_cause(smi, index, text):
 
 
 def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=None, root="/", require_applied=False,
-             gpus=None):
+             gpus=None, where=None):
     """Plan every declared GPU, then apply; see the module docstring for the contract."""
     result = {"changed": False, "applied": False, "reboot_required": False, "gpus": [], "clients_stopped": [],
               "warnings": [], "layouts": dict((str(index), {"mig_enabled": layout["mig_enabled"],
@@ -317,20 +320,21 @@ def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=No
     gpus = read_gpus(smi) if gpus is None else gpus
     unknown = sorted(set(layouts) - set(int(g["index"]) for g in gpus))
     if unknown:
-        raise MigError("GPU %s is not on this host (GPUs: %s); nothing was changed" % (
-            ", ".join(str(i) for i in unknown), ", ".join(g["index"] for g in gpus)), result)
-    errors = _plan_all(smi, gpus, layouts, result, force, reset, root)
+        raise MigError(named(where, "GPU %s is not on this host (GPUs: %s); nothing was changed" % (
+            ", ".join(str(i) for i in unknown), ", ".join(g["index"] for g in gpus))), result)
+    errors = _plan_all(smi, gpus, layouts, result, force, reset, root, where)
     blocked = [e for e in result["gpus"] if e["reboot_reason"]]
     if require_applied:
         errors.extend("GPU %d: its MIG mode change needs a reboot: %s" % (e["index"], e["reboot_reason"]) for e in blocked)
     if errors:
-        raise MigError("nothing was changed: " + "; ".join(errors), result)
+        # Last, so that a message about a bad layout starts with the variable's name.
+        raise MigError("; ".join(errors) + "; nothing was changed", result)
     result["changed"] = any(entry["changed"] for entry in result["gpus"])
     if check_mode:
         _finish(result, applied=False, check_mode=True)
         return result
     if result["changed"]:
-        _apply_all(smi, layouts, result, clients)
+        _apply_all(smi, layouts, result, clients, where)
     else:
         _finish(result, applied=True)
     if require_applied and not result["applied"]:
@@ -338,13 +342,13 @@ def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=No
     return result
 
 
-def _apply_all(smi, layouts, result, clients):
+def _apply_all(smi, layouts, result, clients, where):
     """Each changed GPU in turn, with the GPU clients stopped where anything disruptive happens."""
     stopped = _stop_clients(clients, result)
     try:
         for entry in result["gpus"]:
             if entry["changed"]:
-                apply_gpu(smi, layouts[entry["index"]], entry)
+                apply_gpu(smi, layouts[entry["index"]], entry, where)
     except (SmiError, MigError) as error:
         again = _start_clients(clients, stopped)
         _finish(result, applied=False)
@@ -355,7 +359,7 @@ def _apply_all(smi, layouts, result, clients):
         raise MigError("the MIG changes are made, but these GPU clients did not start again: " + again, result)
 
 
-def _plan_all(smi, gpus, layouts, result, force, reset, root):
+def _plan_all(smi, gpus, layouts, result, force, reset, root, where):
     tables = read_profile_tables(smi, gpus)
     instances = read_instances(smi, gpus)
     offers = read_offers(smi, instances, layouts)
@@ -365,7 +369,7 @@ def _plan_all(smi, gpus, layouts, result, force, reset, root):
         index = int(gpu["index"])
         if index in layouts:
             entry, gpu_errors = plan_gpu(gpu, layouts[index], tables, instances, offers,
-                                         processes[index]["processes"], force, reset, root)
+                                         processes[index]["processes"], force, reset, root, where)
             result["gpus"].append(entry)
             errors.extend(gpu_errors)
     return errors

@@ -88,7 +88,7 @@ def wanted_shapes(profiles, desired, offers=None):
             raise LayoutError("MIG profile %s: count %r is not a non-negative integer" % (name, count))
         gi_name, slices = split_profile(name)
         if gi_name not in profiles:
-            raise LayoutError("unknown MIG profile %s; this GPU's profiles: %s" % (name, describe_profiles(profiles)))
+            raise LayoutError("unknown MIG profile %s; allowed: this GPU's profiles %s" % (name, describe_profiles(profiles)))
         capacity = profiles[gi_name]["slices"]
         offered = (offers or {}).get(gi_name)
         if slices > capacity or slices not in CI_PROFILE_IDS or (offered is not None and slices not in offered):

@@ -90,6 +90,17 @@ def _describe(gpu):
     return "GPU %s (%s, %s)" % (gpu["index"], gpu["name"], gpu["uuid"])
 
 
+def named(where, text):
+    """text led by what the user set it with (a role's variable, the module's option), when known:
+    every message about a bad input names its variable."""
+    return "%s: %s" % (where, text) if where else text
+
+
+def layout_name(where, index):
+    """What names one GPU's declared layout (mig_layouts.0, as the form checks name it), or None."""
+    return "%s.%d" % (where, index) if where else None
+
+
 def _new_entry(gpu):
     return {"index": int(gpu["index"]), "uuid": gpu["uuid"], "mig_enabled": gpu["mig.mode.current"] == "Enabled",
             "pending": False, "reset_required": False, "reboot_required": False, "reboot_reason": None,
@@ -97,13 +108,15 @@ def _new_entry(gpu):
             "end_processes": [], "changed": False}
 
 
-def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, reset=True, root="/"):
-    """(entry, errors) for one GPU: what would change, and why it must not."""
+def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, reset=True, root="/", where=None):
+    """(entry, errors) for one GPU: what would change, and why it must not. where names the declared
+    layouts in messages about this GPU's layout (see named)."""
     index = int(gpu["index"])
     entry = _new_entry(gpu)
     current = gpu["mig.mode.current"]
     if current is None:
-        return entry, (["%s does not support MIG" % _describe(gpu)] if layout["mig_enabled"] else [])
+        return entry, ([named(layout_name(where, index), "%s does not support MIG" % _describe(gpu))]
+                       if layout["mig_enabled"] else [])
     wanted = "Enabled" if layout["mig_enabled"] else "Disabled"
     if gpu["mig.mode.pending"] != wanted:
         entry["mode_change"] = wanted
@@ -121,7 +134,7 @@ def plan_gpu(gpu, layout, tables, instances, offers, processes, force=False, res
             try:
                 steps = plan(tables[index], instances.get(index, []), layout["mig_devices"], offers.get(index))
             except LayoutError as error:
-                return entry, ["%s: %s" % (_describe(gpu), error)]
+                return entry, [named(layout_name(where, index), "%s: %s" % (_describe(gpu), error))]
             # After a planned reset the instances follow in this run, so the plan shows them.
             if current == "Enabled" or entry["reset"]:
                 entry.update(keep=steps["keep"], destroy=steps["destroy"], create=steps["create"])

@@ -53,6 +53,12 @@ options:
       - GPU index to its layout, C(mig_enabled) (bool) and C(mig_devices), profile names to counts (one C(3g.40gb)
         and four C(1g.10gb), or three C(1c.3g.40gb), say). GPUs not named are left alone.
     type: dict
+  layouts_variable:
+    description:
+      - The name of the variable that sets O(layouts), such as the mig role's C(mig_layouts). A message about a GPU
+        the host lacks or a layout a GPU cannot take starts with it (C(mig_layouts.0: GPU 0 ...)); without it, with
+        C(layouts).
+    type: str
   mig_parted_config:
     description: A parsed mig-parted C(v1) file (C(version), C(mig-configs)), taken as mig-parted takes it.
     type: dict

@@ -107,15 +107,24 @@ def declared_layouts(feature, gpus):
             feature.fail_json(msg="mig_parted_config: %s; nothing was changed" % error)
         return desired_layouts(entries, [{"index": int(g["index"]), "pci_device_id": g["pci.device_id"]} for g in gpus])
     try:
-        return check_layouts(params["layouts"] or {})
+        return check_layouts(params["layouts"] or {}, layouts_name(params))
     except MigPartedError as error:
         feature.fail_json(msg="%s; nothing was changed" % error)
+
+
+def layouts_name(params):
+    """What messages about O(layouts) call it: the role's variable, else the option; None for a mig-parted
+    config, whose entries apply by device filter, not by GPU index."""
+    if params["layouts"] is None:
+        return None
+    return params["layouts_variable"] or "layouts"
 
 
 NAME = 'nvidia_mig'
 ARGUMENT_SPEC = host_argument_spec()
 ARGUMENT_SPEC.update(
     layouts=dict(type="dict"),
+    layouts_variable=dict(type="str"),
     mig_parted_config=dict(type="dict"),
     mig_parted_name=dict(type="str"),
     force=dict(type="bool", default=False),
@@ -141,7 +150,8 @@ def converge(spec, host, check_mode):
         gpus = read_gpus(smi)
         layouts = declared_layouts(feature, gpus)
         result = converge_layouts(smi, layouts, force=params["force"], reset=params["reset"], check_mode=feature.check_mode,
-                                  clients=clients, root=params["root"], require_applied=params["require_applied"], gpus=gpus)
+                                  clients=clients, root=params["root"], require_applied=params["require_applied"], gpus=gpus,
+                                  where=layouts_name(params))
     except SmiError as error:
         feature.fail_json(msg="nothing was changed: %s" % error, changed=bool(restarted), gpus=[], clients_restarted=restarted)
     except MigError as error:

@@ -5,13 +5,17 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 
 import pytest
+import yaml
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import LAYOUT, mig_layouts, run_mig
+
+ROLE_TASKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "roles", "mig", "tasks")
 
 
 def test_a_layout_is_created_then_left_alone(mig_node):
@@ -158,6 +162,27 @@ def test_an_unknown_gpu_fails(mig_node):
     mig_node()
     result = run_mig(layouts=mig_layouts(g9=LAYOUT))
     assert result["failed"] and "GPU 9 is not on this host" in result["msg"]
+
+
+# Like every bad input, a layout the host cannot take names the variable (the role's, passed as
+# layouts_variable; the validate role runs this task in check mode) or else the module's option.
+@pytest.mark.parametrize("naming, label", [({"layouts_variable": "mig_layouts"}, "mig_layouts"), ({}, "layouts")])
+def test_a_layout_the_host_cannot_take_names_the_variable(mig_node, naming, label):
+    mig_node()
+    unknown_gpu = run_mig(check_mode=True, layouts=mig_layouts(g9=LAYOUT), **naming)
+    assert unknown_gpu["failed"]
+    assert unknown_gpu["msg"].startswith("%s: GPU 9 is not on this host (GPUs: 0, 1, 2, 3, 4, 5, 6, 7)" % label)
+    unknown_profile = run_mig(check_mode=True, layouts=mig_layouts(g0={"5g.99gb": 1}), **naming)
+    assert unknown_profile["failed"]
+    assert unknown_profile["msg"].startswith("%s.0: GPU 0 (" % label), unknown_profile["msg"]
+    assert "unknown MIG profile 5g.99gb; allowed: " in unknown_profile["msg"]
+    assert "3g.40gb (ID 9)" in unknown_profile["msg"] and unknown_profile["msg"].endswith("; nothing was changed")
+
+
+def test_the_mig_role_names_its_variable_to_the_module():
+    with open(os.path.join(ROLE_TASKS, "layout.yml"), encoding="utf-8") as handle:
+        (task,) = yaml.safe_load(handle)
+    assert task["gpuops.hardening.nvidia_mig"]["layouts_variable"] == "mig_layouts"
 
 
 def test_running_gpu_clients_stop_around_a_mode_change_and_exactly_those_start_again(mig_node):

@@ -63,7 +63,7 @@ def test_a_demanding_user_gets_a_failed_task_and_nothing_destroyed(mig_node):
     before = node.instances(1)
     os.remove(os.path.join(node.root, "sys/bus/pci/devices/0000:0f:00.0/reset"))
     result = run_mig(layouts={"1": {"mig_enabled": False}}, require_applied=True)
-    assert result["failed"] and result["msg"].startswith("nothing was changed")
+    assert result["failed"] and result["msg"].endswith("; nothing was changed")
     assert "GPU 1: its MIG mode change needs a reboot" in result["msg"] and not result["applied"]
     # MIG off needs the instances destroyed first: planning refused before any destroy.
     assert node.instances(1) == before and not node.ran("-dgi") and not node.ran("-mig")
@@ -140,7 +140,7 @@ def test_compute_processes_keep_a_reset_from_running_and_are_listed(mig_node, mo
         api.add_process(state, gpu=2, pid=4242, name="python3", used_memory_mib=512)
     node.edit(add)
     refused = run_mig(layouts=mig_layouts(g2=LAYOUT))
-    assert refused["failed"] and refused["msg"].startswith("nothing was changed") and "pid 4242" in refused["msg"]
+    assert refused["failed"] and refused["msg"].endswith("; nothing was changed") and "pid 4242" in refused["msg"]
     assert not node.ran("-mig")
     # A process force cannot end (this one is only a row in the state) stops the change before it starts.
     forced = run_mig(layouts=mig_layouts(g2=LAYOUT), force=True)
