@@ -17,6 +17,7 @@ from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 CONFIG = "/var/lib/kubelet/config.yaml"
+STATE_FILES = ("cpu_manager_state", "memory_manager_state")
 USER_TEXT = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 clusterDNS:
@@ -72,7 +73,7 @@ def host(tmp_path):
     kubelet_dir = root / "var" / "lib" / "kubelet"
     kubelet_dir.mkdir(parents=True)
     (kubelet_dir / "config.yaml").write_text(USER_TEXT)
-    for name in ("cpu_manager_state", "memory_manager_state"):
+    for name in STATE_FILES:
         (kubelet_dir / name).write_text('{"policyName":"none","checksum":1}')
     systemctl = FakeSystemctl()
     with mock.patch.object(module, "Systemctl", systemctl):
@@ -81,6 +82,13 @@ def host(tmp_path):
 
 def run(root, check_mode=False, **args):
     return run_module(module.main, dict(dict(root=str(root), settings=SETTINGS), **args), check_mode=check_mode, diff=True)
+
+
+def converge_and_restart(root, kubelet_dir):
+    """A first converge, after which the kubelet writes both state files again."""
+    run(root)
+    for name in STATE_FILES:
+        (kubelet_dir / name).write_text("{}")
 
 
 def test_converge_merges_resets_state_and_is_idempotent(host):
@@ -126,9 +134,7 @@ def test_a_change_without_a_policy_change_restarts_and_keeps_state(host):
 
 def test_only_the_changed_managers_state_goes(host):
     root, kubelet_dir, dummy = host
-    run(root)
-    for name in ("cpu_manager_state", "memory_manager_state"):
-        (kubelet_dir / name).write_text("{}")
+    converge_and_restart(root, kubelet_dir)
     result = run(root, settings=dict(SETTINGS, cpuManagerPolicy="none"))
     assert result["state_files_removed"] == ["/var/lib/kubelet/cpu_manager_state"]
     assert os.path.exists(kubelet_dir / "memory_manager_state")
@@ -142,9 +148,7 @@ def test_only_the_changed_managers_state_goes(host):
 ])
 def test_a_reservation_change_resets_the_state_like_a_policy_change(host, change, state_file):
     root, kubelet_dir, systemctl = host
-    run(root)
-    for name in ("cpu_manager_state", "memory_manager_state"):
-        (kubelet_dir / name).write_text("{}")
+    converge_and_restart(root, kubelet_dir)
     settings = dict(SETTINGS, **change)
 
     refused = run(root, settings=settings, reset_state=False)
@@ -160,8 +164,7 @@ def test_a_reservation_change_resets_the_state_like_a_policy_change(host, change
         assert outcome["service_action"] == "stopped_and_started"
         assert [item["state_file"] for item in outcome["reservation_changes"]] == [state_file]
     assert not os.path.exists(kubelet_dir / state_file)
-    kept = {"cpu_manager_state", "memory_manager_state"} - {state_file}
-    assert all(os.path.exists(kubelet_dir / name) for name in kept)
+    assert all(os.path.exists(kubelet_dir / name) for name in STATE_FILES if name != state_file)
     assert systemctl.calls[len(calls_before):] == [("stop", "kubelet"), ("start", "kubelet")]
 
 
