@@ -26,7 +26,7 @@ description:
     restarts a running service, because the kubelet reads its file only at start.
   - The same holds, under an unchanged C(static) CPU manager policy, for a change of C(reservedSystemCPUs),
     C(kubeReserved.cpu) or C(systemReserved.cpu), and under an unchanged C(Static) memory manager policy, for a change
-    of C(reservedMemory) or the memory of C(kubeReserved), C(systemReserved) or C(evictionHard): the manager checks
+    of C(reservedMemory) or the memory of C(kubeReserved), C(systemReserved) or C(evictionHard). The manager checks
     its state file against them at start, and the kubelet does not start on a mismatch.
   - The write is atomic, with a backup of the previous file.
 author:

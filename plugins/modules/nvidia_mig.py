@@ -56,7 +56,7 @@ options:
   layouts_variable:
     description:
       - The name of the variable that sets O(layouts), such as the mig role's C(mig_layouts). A message about a GPU
-        the host lacks or a layout a GPU cannot take starts with it (C(mig_layouts.0: GPU 0 ...)); without it, with
+        the host lacks or a layout a GPU cannot take starts with it, as C(mig_layouts.0) for GPU 0; without it, with
         C(layouts).
     type: str
   mig_parted_config:
