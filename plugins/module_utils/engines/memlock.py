@@ -350,3 +350,18 @@ def converge(spec, host, check_mode):
         feature.warn("memlock override: %s" % conflict)
     result["diff"] = run.diffs
     return result
+
+
+def handlers(spec, result):
+    """What the caller does after a converge, as the role's handlers do: systemd re-executed for a new
+    DefaultLimitMEMLOCK (which a reload does not read) or reloaded for new drop-ins, and, with
+    restart_services, each service restarted that runs on its old limit."""
+    pending = result.get("pending") or {}
+    todo = []
+    if pending.get("daemon_reexec"):
+        todo.append({"action": "daemon_reexec"})
+    elif pending.get("daemon_reload"):
+        todo.append({"action": "daemon_reload"})
+    if spec["restart_services"]:
+        todo.extend({"action": "restart", "unit": unit} for unit in pending.get("restart") or [])
+    return todo

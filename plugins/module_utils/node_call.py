@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One call that converges a node: every feature of the plan, in its order, in this process.
+
+gpuops.hardening.node hands it the plan, a list of features ({name, engine, args}). Each feature's
+arguments are checked against its engine's argument spec before anything runs, so a bad one fails
+the call before the first change, naming the feature and the option. The engines then run one
+after another on one NodeHost, under one node lock; the first failure stops the call and names its
+feature, and the features after it do not run.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import (
+    gpu_numa_facts,
+    installed_files,
+    memlock,
+    mps,
+    nvidia_mig,
+    persistenced,
+    swap_off,
+    sysctl_settings,
+    thp,
+)
+from ansible_collections.gpuops.hardening.plugins.module_utils.node_host import FeatureFailed, NodeHost
+
+# The engines a plan may name. The plan (not this list) sets the order the features run in.
+ENGINES = dict((engine.NAME, engine) for engine in (
+    sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, installed_files, mps, gpu_numa_facts))
+# Options the call sets once for every feature: one tree, one lock.
+CALL_OPTIONS = ("root", "lock_timeout")
+
+
+class PlanError(Exception):
+    """The plan is not one the engines can run; nothing was changed."""
+
+
+def checked_plan(features, root, lock_timeout):
+    """[(name, engine, spec)]: each feature's arguments validated and completed with its engine's defaults."""
+    names = [feature["name"] for feature in features]
+    repeated = sorted(set(name for name in names if names.count(name) > 1))
+    if repeated:
+        raise PlanError("features: each name must be unique, got %s more than once; nothing was changed"
+                        % ", ".join(repeated))
+    plan = []
+    for position, feature in enumerate(features):
+        where = "features[%d] (%s)" % (position, feature["name"])
+        engine = ENGINES[feature["engine"]]
+        args = dict(feature["args"] or {})
+        for option in CALL_OPTIONS:
+            if option in args:
+                raise PlanError("%s: %s is set once for the whole call, not per feature; nothing was changed"
+                                % (where, option))
+        args.update(root=root, lock_timeout=lock_timeout)
+        validated = ArgumentSpecValidator(engine.ARGUMENT_SPEC, **engine.SPEC_RULES).validate(args)
+        if validated.error_messages:
+            raise PlanError("%s: %s; nothing was changed" % (where, "; ".join(validated.error_messages)))
+        plan.append((feature["name"], engine, validated.validated_parameters))
+    return plan
+
+
+def converge_node(module, plan):
+    """Run the plan's engines in order on one host.
+
+    Returns (result, warnings): failed is set at the first failure, whose feature is failed_feature;
+    each warning names its feature.
+    """
+    host = NodeHost(module)
+    result = dict(changed=False, features={}, handlers={}, diff=[], failed_feature=None)
+    legacy_record = host.remove_legacy_record(module.params["root"], module.check_mode)
+    if legacy_record:
+        result.update(changed=True, legacy_record_removed=legacy_record)
+    warnings = list(host.warnings)
+    for name, engine, spec in plan:
+        first_warning = len(host.warnings)
+        try:
+            outcome = engine.converge(spec, host, module.check_mode)
+        except FeatureFailed as failure:
+            outcome = dict(failure.result, failed=True, msg=failure.msg)
+        warnings.extend("%s: %s" % (name, warning) for warning in host.warnings[first_warning:])
+        result["diff"].extend(outcome.pop("diff", None) or [])
+        result["features"][name] = outcome
+        result["changed"] = result["changed"] or bool(outcome.get("changed"))
+        if outcome.get("failed"):
+            result.update(failed=True, failed_feature=name, msg="%s: %s" % (name, outcome["msg"]))
+            break
+        todo = engine.handlers(spec, outcome) if hasattr(engine, "handlers") else []
+        if todo:
+            result["handlers"][name] = todo
+    return result, warnings
