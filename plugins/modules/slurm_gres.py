@@ -139,102 +139,15 @@ cgroup_conf:
   sample: {"path": "/etc/slurm/cgroup.conf", "changed": false, "backup_file": null}
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres, sysfs_topology
-from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import check_writable, ensure_content
-from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
-
-CGROUP_SETTINGS = {"ConstrainDevices": "yes", "ConstrainCores": "yes"}
-
-
-def wanted_lines(module, warnings):
-    """The block's lines, or a failure that names the GPU and what is missing."""
-    params = module.params
-    if params["autodetect"] == "nvml":
-        return ["AutoDetect=nvml"]
-    cpu_cores = sysfs_topology.read_cpu_cores(under_root(params["root"], "/sys"))
-    if not cpu_cores:
-        cpu_dir = under_root(params["root"], "/sys/devices/system/cpu")
-        module.fail_json(msg="no CPU topology under %s: Cores= cannot be computed" % cpu_dir)
-    try:
-        return slurm_gres.gres_lines(params["gpus"], slurm_gres.core_index_map(cpu_cores), params["gpu_type"],
-                                     mig_minors=read_mig_minors(module), warnings=warnings)
-    except slurm_gres.GresError as error:
-        module.fail_json(msg="gres.conf not changed: %s" % error)
-    return []  # pragma: no cover
-
-
-def read_mig_minors(module):
-    """The node's mig-minors table, read only when a GPU has MIG devices; fails when it is missing."""
-    gpus = module.params["gpus"]
-    if not any(gpu.get("mig_mode") == "Enabled" and gpu.get("mig_devices") for gpu in gpus):
-        return {}
-    path = under_root(module.params["root"], slurm_gres.MIG_MINORS_PATH)
-    text = read_text(path)
-    if text is None:
-        module.fail_json(msg="gres.conf not changed: MIG devices exist but %s cannot be read, so their "
-                         "/dev/nvidia-caps files are unknown; is the NVIDIA driver loaded?" % path)
-    return slurm_gres.parse_mig_minors(text)
-
-
-def converge_file(module, path, content, diffs):
-    result, diff = ensure_content(module, path, content, mode=None, backup=module.params["backup"])
-    if diff:
-        diffs.append(diff)
-    return result
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import slurm_gres as engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
 
 
 def main():
-    argument_spec = host_argument_spec()
-    argument_spec.update(
-        gpus=dict(type="list", elements="dict", default=[]),
-        autodetect=dict(type="str", choices=["off", "nvml"], default="off"),
-        gpu_type=dict(type="str"),
-        config_dir=dict(type="path", default="/etc/slurm"),
-        cgroup=dict(type="bool", default=True),
-        backup=dict(type="bool", default=True),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    hold_node_lock(module, "gpuops.hardening.slurm_gres")
-    config_dir = under_root(module.params["root"], module.params["config_dir"])
-    gres_path = os.path.join(config_dir, "gres.conf")
-    cgroup_path = os.path.join(config_dir, "cgroup.conf")
-
-    warnings = []
-    lines = wanted_lines(module, warnings)
-    for warning in warnings:
-        module.warn(warning)
-    gres_before = read_text(gres_path) or ""
-    clashing = slurm_gres.unmanaged_gpu_lines(gres_before)
-    if clashing:
-        module.fail_json(msg="gres.conf not changed: %s defines GPUs outside the block this module manages (%s); "
-                         "remove them, or move them into it" % (gres_path, "; ".join(clashing)))
-    try:
-        gres_after = slurm_gres.merge_block(gres_before, lines)
-    except slurm_gres.GresError as error:
-        module.fail_json(msg="%s not changed: %s" % (gres_path, error))
-    cgroup_after = None
-    if module.params["cgroup"]:
-        cgroup_after = slurm_gres.merge_key_values(read_text(cgroup_path) or "", CGROUP_SETTINGS)
-
-    # Both files or neither: check the folder takes files before the first write.
-    check_writable(module, gres_path, gres_after)
-    diffs = []
-    result = dict(changed=False, lines=lines, cgroup_conf=None,
-                  wanted=slurm_gres.parse_gres_gpus("\n".join(lines)),
-                  current=slurm_gres.parse_gres_gpus(gres_before),
-                  autodetect_current=slurm_gres.has_autodetect_nvml(gres_before))
-    result["gres_conf"] = converge_file(module, gres_path, gres_after, diffs)
-    if cgroup_after is not None:
-        result["cgroup_conf"] = converge_file(module, cgroup_path, cgroup_after, diffs)
-    result["changed"] = any(item and item["changed"] for item in (result["gres_conf"], result["cgroup_conf"]))
-    if module._diff:
-        result["diff"] = diffs
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=engine.ARGUMENT_SPEC, supports_check_mode=True, **engine.SPEC_RULES)
+    run_engine(module, engine)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from unittest import mock
 import pytest
 import yaml
 
-from ansible_collections.gpuops.hardening.plugins.modules import kubelet_config as module
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import kubelet_config as module
+from ansible_collections.gpuops.hardening.plugins.modules.kubelet_config import main as kubelet_config_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -81,7 +82,7 @@ def host(tmp_path):
 
 
 def run(root, check_mode=False, **args):
-    return run_module(module.main, dict(dict(root=str(root), settings=SETTINGS), **args), check_mode=check_mode, diff=True)
+    return run_module(kubelet_config_main, dict(dict(root=str(root), settings=SETTINGS), **args), check_mode=check_mode, diff=True)
 
 
 def converge_and_restart(root, kubelet_dir):

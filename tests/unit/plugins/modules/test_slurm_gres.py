@@ -10,7 +10,7 @@ import os
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.slurm_gres import BLOCK_BEGIN
-from ansible_collections.gpuops.hardening.plugins.modules import slurm_gres as slurm_gres_module
+from ansible_collections.gpuops.hardening.plugins.modules.slurm_gres import main as slurm_gres_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import installer
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -46,7 +46,7 @@ def _gpus():
 def _run(root, check_mode=False, **args):
     params = {"root": str(root), "gpus": _gpus()}
     params.update(args)
-    return run_module(slurm_gres_module.main, params, check_mode=check_mode, diff=True)
+    return run_module(slurm_gres_main, params, check_mode=check_mode, diff=True)
 
 
 def _read(root, name):
