@@ -88,8 +88,8 @@ def service_state(feature):
 
 def reset_reasons(result):
     """What makes the kubelet reject its state files: each changed policy and reservation key."""
-    return (["the %s policy" % item["state_file"].split("_")[0] for item in result["policy_changes"]]
-            + [key for item in result["reservation_changes"] for key in item["keys"]])
+    policies = ["the %s policy" % item["state_file"].split("_")[0] for item in result["policy_changes"]]
+    return policies + [key for item in result["reservation_changes"] for key in item["keys"]]
 
 
 def key_diffs(path, changes):

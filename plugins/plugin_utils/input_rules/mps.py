@@ -58,8 +58,8 @@ def _directory_errors(inputs, name):
     path = inputs.get(name)
     if not isinstance(path, str):
         return []
-    if (not path.startswith("/") or posixpath.normpath(path) != path or path == "/" or re.search(r"\s", path)
-            or any(path == scratch or path.startswith(scratch + "/") for scratch in _SCRATCH)):
+    in_scratch = any(path == scratch or path.startswith(scratch + "/") for scratch in _SCRATCH)
+    if not path.startswith("/") or posixpath.normpath(path) != path or path == "/" or re.search(r"\s", path) or in_scratch:
         return [bad(name, path, "an absolute, normalised folder without spaces, outside /tmp and /var/tmp, "
                                 "such as /run/nvidia-mps")]
     # The module refuses them too; here the run stops on the controller, before any role changes anything.

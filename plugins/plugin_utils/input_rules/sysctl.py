@@ -75,11 +75,14 @@ def _one_line(value):
     return isinstance(value, str) and value.strip() != "" and "\n" not in value
 
 
+def _settable(value):
+    """None (unset), one line of text, or an integer (not a bool)."""
+    return value is None or _one_line(value) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _settings_errors(user, profile_entry):
     bad_keys = sorted(str(key) for key in user if not (isinstance(key, str) and valid_key(key)))
-    bad_values = dict((key, value) for key, value in user.items()
-                      if not (value is None or _one_line(value)
-                              or (isinstance(value, int) and not isinstance(value, bool))))
+    bad_values = dict((key, value) for key, value in user.items() if not _settable(value))
     found = []
     if bad_keys:
         found.append(bad("sysctl_settings", bad_keys,
