@@ -97,7 +97,7 @@ failed_feature:
 handlers:
   description:
     - What the caller must do after the call, by feature, as the roles' handlers do, for example memlock's
-      C({"action": "daemon_reexec"}) or C({"action": "restart", "unit": "slurmd.service"}).
+      re-exec of systemd or a restart of C(slurmd.service); each item has C(action) and, for a restart, C(unit).
   returned: always
   type: dict
   sample: {"memlock": [{"action": "daemon_reexec"}]}
