@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_numa_facts engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.gpu_numa_facts module
-and the node call (module_utils/node_host.py)."""
+"""The gpu_numa_facts engine: the GPU/NIC/NUMA topology fact from nvidia-smi and sysfs, and its local fact file.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.gpu_numa_facts module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +12,6 @@ __metaclass__ = type
 
 import json
 import os
-
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_outcome, run_together
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology

@@ -1,15 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The installed_files engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.installed_files module
-and the node call (module_utils/node_host.py)."""
+"""The installed_files engine: folders, files and unit enablement, written only where they differ (the roles'
+scripts and units).
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.installed_files module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import os
-
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import (

@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The kubelet_config engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.kubelet_config module
-and the node call (module_utils/node_host.py)."""
+"""The kubelet_config engine: the kubelet's CPU, topology and memory managers in its config file, with the state
+reset a policy change needs.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.kubelet_config module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,15 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The memlock engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.memlock module
-and the node call (module_utils/node_host.py)."""
+"""The memlock engine: unlimited locked memory: limits.d, systemd's default and unit drop-ins, and Docker's
+default-ulimits.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.memlock module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import os
-
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import docker_daemon_json, memlock, pam_limits
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_env import container_type

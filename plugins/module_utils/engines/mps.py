@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The mps engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.mps module
-and the node call (module_utils/node_host.py)."""
+"""The mps engine: CUDA MPS control daemons per GPU set, their group, folders and units, and each GPU's compute
+mode.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.mps module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,7 +14,6 @@ __metaclass__ = type
 import json
 import os
 import stat
-
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import accounts, mps
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run

@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nvidia_mig engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.nvidia_mig module
-and the node call (module_utils/node_host.py)."""
+"""The nvidia_mig engine: MIG layouts: each declared GPU's mode and instances, with the GPU clients stopped
+around a change.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.nvidia_mig module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The persistenced engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.persistenced module
-and the node call (module_utils/node_host.py)."""
+"""The persistenced engine: persistence mode on every GPU, through nvidia-persistenced and its drop-in, or
+nvidia-smi -pm and a boot unit.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.persistenced module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,15 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The slurm_gres engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.slurm_gres module
-and the node call (module_utils/node_host.py)."""
+"""The slurm_gres engine: Slurm's gres.conf block of GPUs with their NUMA-local cores, and cgroup.conf's
+constraints.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.slurm_gres module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import os
-
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import slurm_gres, sysfs_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root

@@ -1,15 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The swap_off engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.swap_off module
-and the node call (module_utils/node_host.py)."""
+"""The swap_off engine: swap off: live (swapoff, refused when the swap in use does not fit in memory) and at boot
+(fstab, unit masks, zram).
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.swap_off module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import os
-
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import swap
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run

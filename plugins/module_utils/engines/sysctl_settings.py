@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The sysctl_settings engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.sysctl_settings module
-and the node call (module_utils/node_host.py)."""
+"""The sysctl_settings engine: kernel VM settings: live in /proc/sys and in one sysctl.d file, with the boot-time
+overrides reported.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.sysctl_settings module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The thp engine: converge(spec, host, check_mode) -> result, for the gpuops.hardening.thp module
-and the node call (module_utils/node_host.py)."""
+"""The thp engine: transparent hugepages: the live sysfs values and the boot unit that sets them again.
+
+converge(spec, host, check_mode) -> result, for the gpuops.hardening.thp module and the node call.
+"""
 
 from __future__ import absolute_import, division, print_function
 
