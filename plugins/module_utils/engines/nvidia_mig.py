@@ -11,7 +11,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import ClientError, MigError, SmiError
