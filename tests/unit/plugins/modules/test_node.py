@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 import pytest
 
@@ -56,7 +57,8 @@ def converge(root, features=None, check_mode=False):
 
 
 def tree(root):
-    """{relative path: (mode, content)} of every file and folder below root, the node lock left out."""
+    """{relative path: (mode, content)} of everything below root, the node lock left out: a file's bytes,
+    a link's target, and None for a folder, a socket or a pipe."""
     found = {}
     for folder, folders, files in os.walk(root):
         for name in folders + files:
@@ -64,8 +66,14 @@ def tree(root):
             relative = os.path.relpath(path, root)
             if relative in NODE_LOCK_PATHS:
                 continue
-            content = None if os.path.isdir(path) else open(path, "rb").read()
-            found[relative] = (os.lstat(path).st_mode, content)
+            mode = os.lstat(path).st_mode
+            content = None
+            if stat.S_ISLNK(mode):
+                content = os.readlink(path)
+            elif stat.S_ISREG(mode):
+                with open(path, "rb") as handle:
+                    content = handle.read()
+            found[relative] = (mode, content)
     return found
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from unittest import mock
 
@@ -66,15 +67,22 @@ class FakeRun:
         return self.rc, "", "swapoff: %s: Cannot allocate memory" % argv[-1]
 
 
-def _run(node, container=None, fake_run=None, check_mode=False, **extra):
-    args = dict(root=str(node))
-    args.update(extra)
+@contextlib.contextmanager
+def swapoff_tools(node, container=None, fake_run=None):
+    """The node's swapoff (a FakeRun, which the block gets) and the container the module finds itself in."""
     fake_run = fake_run or FakeRun(node)
     with mock.patch.object(swap_off, "container_type", return_value=container), \
             mock.patch.object(swap_off, "run", fake_run), \
             mock.patch.object(basic.AnsibleModule, "get_bin_path", return_value="/sbin/swapoff"):
+        yield fake_run
+
+
+def _run(node, container=None, fake_run=None, check_mode=False, **extra):
+    args = dict(root=str(node))
+    args.update(extra)
+    with swapoff_tools(node, container, fake_run) as used:
         result = run_module(swap_off_main, args, check_mode=check_mode, diff=True)
-    return result, fake_run
+    return result, used
 
 
 def _mask(node, unit):
