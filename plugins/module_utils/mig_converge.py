@@ -15,8 +15,9 @@ stdout, or raises SmiError with the command's text. ``layouts`` is ``{gpu index:
 {"mig_enabled": bool, "mig_devices": {profile: count}}}`` (profiles as mig-parted
 names them, see mig_plan). ``clients`` is None (nothing to stop: at boot, before
 any GPU client runs) or has ``stop()``, which returns the units it stopped or
-raises ClientError (after starting again those it had stopped), and
-``start(units)``, which returns the units that failed to start, as text. ``root``
+raises ClientError (after starting again those it had stopped), ``running()``,
+the units ``stop()`` would stop now (check mode asks it), and ``start(units)``,
+which returns the units that failed to start, as text. ``root``
 is where ``/sys`` is read from. ``gpus`` is the GPU query a caller made just before
 (mig_survey.read_gpus); None reads it here. ``where`` is what the user declared
 ``layouts`` with (the module's option, a role's variable): messages about a GPU
@@ -28,6 +29,10 @@ one entry per declared GPU (see the nvidia_mig module's RETURN), ``warnings`` th
 notes for the user. Every GPU is planned before any changes. A refusal or a
 failure raises MigError, whose ``result`` says what was done up to then; an
 SmiError while reading the GPUs before the plan propagates (nothing was changed).
+In check mode the result is the one the run would return (see _predict): where
+it would leave each GPU, the clients it would stop, the warnings and the failure
+``require_applied`` would give; only what nvidia-smi says as it creates
+instances (``created``) and the summary's tense are the real run's alone.
 
 A MIG mode change the driver leaves pending is followed, with ``reset``, by
 ``nvidia-smi -i N -r`` on that GPU alone, and the instances are created in the
@@ -331,9 +336,13 @@ def converge(smi, layouts, force=False, reset=True, check_mode=False, clients=No
         raise MigError("; ".join(errors) + "; nothing was changed", result)
     result["changed"] = any(entry["changed"] for entry in result["gpus"])
     if check_mode:
-        _finish(result, applied=False, check_mode=True)
-        return result
-    if result["changed"]:
+        # What the run would do, and where it would leave each GPU, as its result would say it.
+        if _disruptive(clients, result):
+            result["clients_stopped"] = list(clients.running())
+        for entry in result["gpus"]:
+            _predict(entry, layouts[entry["index"]]["mig_enabled"])
+        _finish(result, applied=True, check_mode=True)
+    elif result["changed"]:
         _apply_all(smi, layouts, result, clients, where)
     else:
         _finish(result, applied=True)
@@ -375,12 +384,26 @@ def _plan_all(smi, gpus, layouts, result, force, reset, root, where):
     return errors
 
 
+def _predict(entry, mig_enabled):
+    """Check mode: the GPU's mode as apply_gpu would leave it. Check mode once kept the mode the GPU had and
+    called nothing pending, so it said no reboot was needed where the run then said one was, and called a
+    layout not applied that the run then found in place. The driver holds a mode change pending until the
+    GPU is reset (as a GPU that something holds does): a planned reset applies it, and the instances follow
+    in the same run; without one it stays pending. A driver that applies the change at once leaves nothing
+    pending, which only the real run finds out."""
+    if entry["mig_enabled"] == mig_enabled:
+        return
+    if entry["reset"]:
+        entry.update(pending=False, mig_enabled=mig_enabled)
+    else:
+        entry["pending"] = True
+
+
 def _finish(result, applied, check_mode=False):
-    """Per-GPU and top-level flags; never applied while anything is pending."""
+    """Per-GPU and top-level flags; never applied while anything is pending. In check mode, of the GPUs as
+    _predict left them."""
     for entry in result["gpus"]:
-        if check_mode:
-            entry["reboot_required"] = bool(entry["reboot_reason"] and entry["mode_change"])
-        elif not entry["pending"]:
+        if not entry["pending"]:
             entry.update(reset_required=False, reboot_required=False, reboot_reason=None)
         else:
             entry["reboot_required"] = bool(entry["reboot_reason"])
@@ -408,8 +431,13 @@ def _summary(entry, layout, check_mode, applied):
     return "%s; %s" % (declared, status)
 
 
+def _disruptive(clients, result):
+    """Whether the GPU clients are stopped around the changes: a mode change, a destroy or a reset."""
+    return clients is not None and any(e["mode_change"] or e["destroy"] or e["reset"] for e in result["gpus"])
+
+
 def _stop_clients(clients, result):
-    if clients is None or not any(e["mode_change"] or e["destroy"] or e["reset"] for e in result["gpus"]):
+    if not _disruptive(clients, result):
         return []
     try:
         stopped = clients.stop()

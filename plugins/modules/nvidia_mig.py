@@ -98,7 +98,11 @@ options:
     default: [nvsm.service, nvidia-dcgm.service, dcgm-exporter.service, kubelet.service]
 attributes:
   check_mode:
-    description: Plans every GPU and reports the plan; nothing is changed.
+    description:
+      - Plans every GPU and returns the result the run would return (where it would leave each GPU, the clients it
+        would stop, RV(reboot_required), RV(applied)); nothing is changed.
+      - Only the instances nvidia-smi creates (C(created)) are the real run's alone, and a driver that applies a mode
+        change at once, with nothing holding the GPU, leaves it pending in check mode's answer but not in the run's.
     support: full
   diff_mode:
     description: Shows each GPU's plan (mode change, instances kept, destroyed and created, the reset to run).
@@ -202,7 +206,7 @@ gpu_clients:
   type: list
   elements: str
 clients_stopped:
-  description: The GPU client services this call stopped, and started again.
+  description: The GPU client services this call stopped, and started again (in check mode, would stop).
   returned: always
   type: list
   elements: str
@@ -215,7 +219,7 @@ clients_restarted:
   type: list
   elements: str
 applied:
-  description: True when every GPU reached its declared layout; false while anything is pending and in check mode.
+  description: True when every GPU reached its declared layout (in check mode, would reach it); false while anything is pending.
   returned: always
   type: bool
 reboot_required:

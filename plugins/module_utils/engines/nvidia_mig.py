@@ -57,13 +57,19 @@ class SystemdClients(object):
         self.systemctl = Systemctl(feature, timeout=feature.params["timeout"])
         self.units = [unit for unit in units if unit not in KEEP_RUNNING]
         self.record = UnitRecord(feature, MIG_CLIENTS_STOPPED)
+        # Check mode: the recorded units a real run would have started first (start_recorded).
+        self.would_start = []
+
+    def running(self):
+        """The units that run, which stop() stops; in check mode with those the run would have started."""
+        if not self.units:
+            return []
+        shown_units = zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"]))
+        return [unit for unit, shown in shown_units
+                if (shown.get("LoadState"), shown.get("ActiveState")) in RUNNING_STATES or unit in self.would_start]
 
     def stop(self):
-        running = []
-        if self.units:
-            shown_units = zip(self.units, self.systemctl.show(self.units, ["LoadState", "ActiveState"]))
-            running = [unit for unit, shown in shown_units
-                       if (shown.get("LoadState"), shown.get("ActiveState")) in RUNNING_STATES]
+        running = self.running()
         if not running:
             return []
         # Durable before the first stop: if this process dies before start(), the next run starts them.
@@ -95,6 +101,7 @@ class SystemdClients(object):
         (in check mode only listed)."""
         units = self.record.units()
         if not units or self.feature.check_mode:
+            self.would_start = list(units)
             return units, []
         return units, self.start(units)
 

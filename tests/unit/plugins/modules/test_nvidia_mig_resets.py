@@ -151,7 +151,10 @@ def test_compute_processes_keep_a_reset_from_running_and_are_listed(mig_node, mo
 def test_check_mode_shows_the_reset_and_returns_the_layouts(mig_node):
     node = mig_node(mig_gpus=(0,))
     result = run_mig(check_mode=True, layouts=mig_layouts(g2=LAYOUT))
-    assert result["changed"] and not result["applied"] and result["gpus"][0]["reset"]
+    # The result the run would return: the reset applies the mode, the instances follow, DCGM is stopped around it.
+    assert result["changed"] and result["applied"] and result["gpus"][0]["reset"]
+    assert result["gpus"][0]["mig_enabled"] and not result["gpus"][0]["pending"]
+    assert result["clients_stopped"] == ["nvidia-dcgm.service"] and node.unit_calls == []
     assert "mode: -> Enabled" in result["diff"][0]["after"]
     assert "reset GPU 2 (nvidia-smi -i 2 -r)" in result["diff"][0]["after"]
     # The instances that follow the reset are part of the plan.
