@@ -78,8 +78,10 @@ class Converger(object):
         self.changed = True
         return True
 
-    def directory(self, path, mode, gid):
-        """path exists as a directory owned by root:gid with mode; reports the change."""
+    def directory(self, path, mode, gid, group="0"):
+        """path exists as a directory owned by root:gid with mode; reports the change. The diff names the
+        folder's group as group: check mode before the group exists (gid None) knows its name, not its gid,
+        and once said 0:0 for a folder the run then gave the new group; the real run says it alike."""
         host_path = self.host(path)
         try:
             info = os.stat(host_path)
@@ -87,26 +89,19 @@ class Converger(object):
             info = None
         if info is not None and not stat.S_ISDIR(info.st_mode):
             self.fail("%s exists and is not a directory" % path)
-        if gid is None and info is not None:
-            # Check mode before the group exists: the role creates it first, so the folder's group is bound to change.
-            self.diffs.append({"before_header": path + "/", "after_header": path + "/",
-                               "before": "mode %04o owner %d:%d\n" % (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid),
-                               "after": "mode %04o owner 0:%s\n" % (mode, self.params["group"])})
-            self.changed = True
-            return True
-        wanted = (mode, 0, gid if gid is not None else 0)
         current = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) if info else None
-        if current == wanted:
+        # gid None: the role creates the group first, so the folder's group is bound to change.
+        if gid is not None and current == (mode, 0, gid):
             return False
         self.diffs.append({"before_header": path + "/", "after_header": path + "/",
                            "before": "absent\n" if info is None else "mode %04o owner %d:%d\n" % current,
-                           "after": "mode %04o owner %d:%d\n" % wanted})
+                           "after": "mode %04o owner 0:%s\n" % (mode, group)})
         self.changed = True
         if not self.feature.check_mode:
             try:
                 if info is None:
                     os.makedirs(host_path, 0o755)
-                os.chown(host_path, 0, wanted[2])
+                os.chown(host_path, 0, 0 if gid is None else gid)
                 os.chmod(host_path, mode)
             except (IOError, OSError) as error:
                 self.fail(write_error(path, error, "the folder is as it was or exists with its old mode"))
@@ -484,7 +479,7 @@ def converge_present(converger):
         for path in sorted(files):
             converger.write(path, files[path])
         for key in ("pipe_directory", "log_directory"):
-            converger.directory(daemon_paths[name][key], mode, gid)
+            converger.directory(daemon_paths[name][key], mode, gid, params["group"])
             directories.append((daemon_paths[name][key], mode, "root", params["group"]))
     converger.write(mps.TMPFILES_PATH, mps.render_tmpfiles(directories))
     if len(sets) == 1:
