@@ -243,6 +243,17 @@ def render_folders_record(folders):
     return json.dumps({"folders": sorted(set(folders))}, indent=2) + "\n"
 
 
+def modes_set_at_stop(text):
+    """{GPU uuid: compute mode} that a unit this module rendered sets as it stops (its ExecStopPost lines)."""
+    names = dict((argument, mode) for mode, argument in COMPUTE_MODE_ARGS.items())
+    modes = {}
+    for line in (text or "").splitlines():
+        words = line.split()
+        if line.startswith("ExecStopPost=") and "-i" in words[:-1] and "-c" in words[:-1]:
+            modes[words[words.index("-i") + 1]] = names.get(words[words.index("-c") + 1])
+    return dict((uuid, mode) for uuid, mode in modes.items() if mode)
+
+
 def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):
     """The unit of one control daemon.
 

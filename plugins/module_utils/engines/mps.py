@@ -38,6 +38,12 @@ class Converger(object):
         self.systemctl = Systemctl(feature, timeout=feature.params["timeout"])
         # Read before this call rewrites either record: its own folders are those of earlier runs.
         self.owned = self.owned_folders()
+        # Check mode reads the node as the run would have left it: without the paths the run removes, and with
+        # the compute modes the daemons it stops set back as they stop ({GPU uuid: mode}). Reading the node as
+        # it was, check mode said it would set back modes the units' ExecStopPost sets, and missed the removal
+        # of the emptied pipe folder and the new record of the module's folders.
+        self.removed = set()
+        self.modes_after_stop = {}
 
     def host(self, path):
         return under_root(self.root, path)
@@ -70,13 +76,19 @@ class Converger(object):
 
     def remove(self, path):
         host_path = self.host(path)
-        if not os.path.lexists(host_path):
+        if not self.exists(host_path):
             return False
         self.diffs.append(removal_diff(host_path, path))
+        self.removed.add(host_path)
         if not self.feature.check_mode:
             remove_path(self.feature, host_path)
         self.changed = True
         return True
+
+    def exists(self, host_path):
+        """Whether host_path is there after this call's removals so far (in check mode: would be)."""
+        return os.path.lexists(host_path) and not any(
+            host_path == gone or host_path.startswith(gone + "/") for gone in self.removed)
 
     def directory(self, path, mode, gid, group="0"):
         """path exists as a directory owned by root:gid with mode; reports the change. The diff names the
@@ -146,8 +158,8 @@ class Converger(object):
     def record_folders(self, folders, leaving=()):
         """Record the folders this module created and still has, with folders, before it creates them:
         a run killed after a mkdir leaves no folder of its own unrecorded."""
-        kept = [path for path in self.owned
-                if self.created(path) and path not in leaving and os.path.isdir(self.host(path))]
+        kept = [path for path in self.owned if self.created(path) and path not in leaving
+                and os.path.isdir(self.host(path)) and self.exists(self.host(path))]
         record = set(kept) | set(mps.normal_folder(path) for path in folders)
         if record:
             self.write(mps.FOLDERS_RECORD_PATH, mps.render_folders_record(record))
@@ -222,10 +234,13 @@ class Converger(object):
         """Stop, disable and remove one installed daemon, wherever its unit put its pipe."""
         unit = mps.unit_name(name)
         unit_path = "%s/%s" % (mps.UNIT_DIR, unit)
-        environment = mps.unit_environment(read_text(self.host(unit_path)))
+        unit_text = read_text(self.host(unit_path))
+        environment = mps.unit_environment(unit_text)
         if self.is_active(unit):
             self.changed = True
             self.systemctl.stop(unit)
+            if self.feature.check_mode:
+                self.modes_after_stop.update(mps.modes_set_at_stop(unit_text))
         self.changed |= self.systemctl.disable(unit)
         daemon_paths = mps.paths(name, self.params["pipe_directory"], self.params["log_directory"])
         for path in (unit_path, daemon_paths["commands"], daemon_paths["env"]):
@@ -240,6 +255,7 @@ def restore_modes(converger, record, keep):
     if len(left) == len(record) or not converger.nvidia_smi:
         return left
     current = dict((gpu["uuid"], gpu["compute_mode"]) for gpu in mps.parse_gpus(converger.smi(mps.QUERY_GPUS)))
+    current.update((uuid, mode) for uuid, mode in converger.modes_after_stop.items() if uuid in current)
     for uuid, mode in sorted(record.items()):
         if uuid in keep:
             continue
@@ -268,7 +284,8 @@ def converge_absent(converger):
     record = mps.load_modes_record(read_text(converger.host(mps.MODES_RECORD_PATH)))
     save_record(converger, restore_modes(converger, record, keep=()))
     pipe_root = converger.params["pipe_directory"]
-    if os.path.isdir(converger.host(pipe_root)) and not os.listdir(converger.host(pipe_root)):
+    host_root = converger.host(pipe_root)
+    if os.path.isdir(host_root) and not [name for name in os.listdir(host_root) if converger.exists(os.path.join(host_root, name))]:
         converger.remove_folder(pipe_root)
     # The log folders stay, and stay the module's own for a later state=present.
     converger.record_folders([])

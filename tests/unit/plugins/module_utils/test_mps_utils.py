@@ -214,6 +214,12 @@ def test_unit_sets_and_restores_the_compute_mode_of_each_gpu():
     ]
 
 
+def test_the_modes_a_unit_sets_at_stop_are_read_back_from_it():
+    unit = _unit(exclusive_modes=[(UUIDS[0], "Prohibited"), (UUIDS[1], "[N/A]")])
+    assert mps.modes_set_at_stop(unit) == {UUIDS[0]: "Prohibited", UUIDS[1]: "Default"}
+    assert mps.modes_set_at_stop(_unit()) == {} and mps.modes_set_at_stop(None) == {}
+
+
 def test_unit_restores_an_unknown_recorded_mode_as_default():
     unit = _unit(exclusive_modes=[(UUIDS[0], "Exclusive_Thread"), (UUIDS[1], "[N/A]")])
     assert _lines(unit, "ExecStopPost") == ["/usr/bin/nvidia-smi -i %s -c EXCLUSIVE_THREAD" % UUIDS[0],
