@@ -28,11 +28,6 @@ author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
   - gpuops.hardening.host.lock
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
 options:
   root:
     description:
