@@ -155,11 +155,13 @@ class Converger(object):
         if problems:
             self.fail("%s; nothing was changed. Allowed: %s" % ("; ".join(problems), mps.FOLDERS_ALLOWED))
 
+    def still_there(self, path):
+        return os.path.isdir(self.host(path)) and self.exists(self.host(path))
+
     def record_folders(self, folders, leaving=()):
         """Record the folders this module created and still has, with folders, before it creates them:
         a run killed after a mkdir leaves no folder of its own unrecorded."""
-        kept = [path for path in self.owned if self.created(path) and path not in leaving
-                and os.path.isdir(self.host(path)) and self.exists(self.host(path))]
+        kept = [path for path in self.owned if self.created(path) and path not in leaving and self.still_there(path)]
         record = set(kept) | set(mps.normal_folder(path) for path in folders)
         if record:
             self.write(mps.FOLDERS_RECORD_PATH, mps.render_folders_record(record))
