@@ -101,7 +101,26 @@ def measure_size(nodes, workdir):
         result["wide_noop_s"], changed = median_run(inventory, SITE, wide)
         result["noop_changed"] += changed
     result["kinds"] = dict((name, bench_lab.kind_label(host_vars)) for name, host_vars in bench_lab.spec(nodes).items())
+    if nodes == SIZES[-1]:
+        # On the last lab, which has a node of each kind once it has three or more.
+        result["node_call"] = node_call_timings(inventory, workdir, result["kinds"])
     return result
+
+
+def node_call_timings(inventory, workdir, kinds):
+    """{kind label: {feature: seconds}} of one no-op node call on the first node of each kind (bench/node_call.yml)."""
+    directory = os.path.join(workdir, "node-call")
+    os.makedirs(directory, exist_ok=True)
+    firsts = {}
+    for name, label in sorted(kinds.items(), key=lambda item: int(item[0].rsplit("-", 1)[1])):
+        firsts.setdefault(label, name)
+    argv_vars = ["-e", json.dumps({"bench_timings_dir": directory}), "-l", ",".join(firsts.values())]
+    run_playbook(inventory, ["bench/node_call.yml"] + argv_vars)
+    found = {}
+    for label, name in firsts.items():
+        with open(os.path.join(directory, name + ".json"), encoding="utf-8") as handle:
+            found[label] = json.load(handle)
+    return found
 
 
 def machine():
@@ -145,7 +164,9 @@ def main(argv):
         with open(os.path.join(output_dir, name), "w", encoding="utf-8") as handle:
             handle.write(table)
     record = {"time": stamp, "machine": host, "repeats": REPEATS, "facts": facts,
-              "sizes": [dict((key, value) for key, value in size.items() if key not in ("inventory", "round_trips"))
+              "node_call": sizes[-1].get("node_call") if sizes else None,
+              "sizes": [dict((key, value) for key, value in size.items()
+                             if key not in ("inventory", "round_trips", "node_call"))
                         for size in sizes],
               "round_trips": bench_table.round_trips_by_kind(sizes[-1]) if sizes else {},
               "mig_floor_s": mig_floor,

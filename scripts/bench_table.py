@@ -5,11 +5,17 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import bench_facts
 
-TARGET_RATIO = 3.0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "playbooks", "collections"))
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import NODE_ROLES  # noqa: E402 pylint: disable=wrong-import-position
+
+TARGET_RATIO = 2.0
 SLOWEST_TASKS = 15
-ROLE_ORDER = ["(play)", "validate", "sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding"]
+ROLE_ORDER = ["(play)", "validate"] + list(NODE_ROLES)
 
 
 def verdict(ratio, target):
@@ -92,6 +98,21 @@ def slowest_task_rows(size):
     return lines
 
 
+def node_call_rows(node_call):
+    """One row per feature, one column per node kind: the no-op node call's seconds (bench/node_call.yml)."""
+    kinds = sorted(node_call)
+    features = []
+    for kind in kinds:
+        features.extend(name for name in node_call[kind]["timings"] if name not in features)
+    lines = ["| feature | %s |" % " | ".join(kinds), "|---|%s" % "---:|" * len(kinds)]
+    for name in features:
+        cells = [node_call[kind]["timings"].get(name) for kind in kinds]
+        lines.append("| %s | %s |" % (name, " | ".join("-" if cell is None else "%.3f" % cell for cell in cells)))
+    lines.append("| **the call's features, together** | %s |" % " | ".join(
+        "%.3f" % sum(node_call[kind]["timings"].values()) for kind in kinds))
+    return lines
+
+
 def render(stamp, host, repeats, sizes, facts, mig):
     """The markdown table; mig: (floor of the MIG node alone, rows, failures) of bench_mig.measure."""
     mig_floor, mig_rows, mig_failures = mig
@@ -122,6 +143,11 @@ def render(stamp, host, repeats, sizes, facts, mig):
     lines += round_trip_rows(largest)
     lines += ["", "## Where a no-op run's time goes (%d-node lab, last no-op run, slowest tasks)" % largest["nodes"], ""]
     lines += slowest_task_rows(largest)
+    if largest.get("node_call"):
+        lines += ["", "## The node call by feature (no-op, first node of each kind, %d-node lab)" % largest["nodes"], "",
+                  "Seconds inside the node module (bench/node_call.yml, timings: true), after the validation play; "
+                  "the task around it adds the connection, the module's transfer and Python's start.", ""]
+        lines += node_call_rows(largest["node_call"])
     if mig_rows:
         lines += ["", "## MIG layout changes (node 1 of the %d-node lab, emulated 8x H100; its own floor %.2f s)"
                   % (largest["nodes"], mig_floor), "",

@@ -10,28 +10,32 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document import (
-    STATE_VARIABLES,
+    GROUP_ROLE_RESULTS,
     node_checks,
     node_document,
+    node_states,
 )
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.plain_data import plain
 
 
 class ActionModule(ActionBase):
-    """Builds the host's audit document from its registered role results; nothing is sent to the host."""
+    """Builds the host's audit document from the node call's result in check mode and the group roles' registered
+    results; nothing is sent to the host."""
 
     TRANSFERS_FILES = False
     _requires_connection = False
-    _VALID_ARGS = frozenset(("inputs", "role_errors", "cuda_versions"))
+    _VALID_ARGS = frozenset(("inputs", "node", "plan", "role_errors", "cuda_versions"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         inputs = plain(self._task.args.get("inputs") or {})
-        states = dict((name, plain(task_vars.get(variable))) for name, variable in STATE_VARIABLES.items())
+        role_results = dict((variable, plain(task_vars.get(variable))) for variable in GROUP_ROLE_RESULTS.values())
+        states, errors = node_states(plain(self._task.args.get("node") or {}), plain(self._task.args.get("plan") or []),
+                                     role_results)
+        errors.update(plain(self._task.args.get("role_errors") or {}))
         topology = plain((task_vars.get("ansible_facts") or {}).get("gpu_topology") or {})
-        checks = node_checks(inputs, states, plain(self._task.args.get("role_errors") or {}), topology,
-                             plain(self._task.args.get("cuda_versions") or []))
+        checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []))
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")
         document = node_document(task_vars.get("inventory_hostname"), profile, checks, topology)
         result.update(changed=False, ansible_facts={"gpuops_audit": document}, summary=document["summary"])

@@ -10,11 +10,13 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.file_sources import FileSources
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import selected
 
 
 class ActionModule(FileSources, ActionBase):
-    """Reads each src and renders each template of the plan's installed_files features here (the role's files/ and
-    templates/ first), so the node gets the whole plan in its one call."""
+    """Keeps the features the play's tags select, then reads each src and renders each template of the plan's
+    installed_files and mig_boot features here (the role's files/ and templates/ first), so the node gets the
+    whole plan in its one call."""
 
     TRANSFERS_FILES = False
     _supports_async = True
@@ -26,10 +28,20 @@ class ActionModule(FileSources, ActionBase):
         module_args = dict(self._task.args)
         features = module_args.get("features")
         if isinstance(features, list):
+            features = selected(features, task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
             module_args["features"] = [self._with_sources(feature, task_vars) for feature in features]
         return self.run_task_module(result, module_args, task_vars)
 
     def _with_sources(self, feature, task_vars):
-        if not isinstance(feature, dict) or feature.get("engine") != "installed_files" or not feature.get("args"):
+        if not isinstance(feature, dict) or not isinstance(feature.get("args"), dict):
             return feature  # the module checks every feature's shape
-        return dict(feature, args=self.installed_files_arguments(feature["args"], task_vars))
+        if feature.get("engine") == "installed_files":
+            return dict(feature, args=self.installed_files_arguments(feature["args"], task_vars))
+        if feature.get("engine") == "mig_boot" and feature["args"].get("script_file"):
+            files = self.installed_files_arguments(
+                {"files": [dict(feature["args"]["script_file"], path="script")] + list(
+                    feature["args"].get("engine_files") or [])}, task_vars)["files"]
+            script = dict(files[0])
+            del script["path"]
+            return dict(feature, args=dict(feature["args"], script_file=script, engine_files=files[1:]))
+        return feature

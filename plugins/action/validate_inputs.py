@@ -13,6 +13,13 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import (
+    GROUP_ROLES,
+    NODE_ROLES,
+    PlanContext,
+    PlanInputError,
+    node_plan,
+)
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
     COLLECTION_ROLE,
     check_collection,
@@ -46,6 +53,10 @@ class ActionModule(ActionBase):
                 errors.append("%s: could not be evaluated: %s" % (name, exc.message))
         return given, errors
 
+    def _controller_yaml(self, path):
+        """A YAML file on the controller, looked for as the file lookup does (the role's files/, the playbook's)."""
+        return self._loader.load_from_file(self._find_needle("files", path))
+
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
@@ -65,10 +76,22 @@ class ActionModule(ActionBase):
         errors.extend(more)
 
         result.update(changed=False, profile=profile)
-        if role is None or boolean(self._task.args.get("all_roles", False), strict=False):
+        all_roles = role is None or boolean(self._task.args.get("all_roles", False), strict=False)
+        if all_roles:
             result["roles"] = inputs
         if role is not None:
             result["inputs"] = inputs[role]
+        whole_node = role is None or role in READ_ONLY_ROLES
+        if not errors and (whole_node or role in NODE_ROLES):
+            # The node call's features: every node role's, or this role's alone; then the roles that run after
+            # it on this host, by its groups.
+            try:
+                result["plan"] = node_plan(inputs, roles, PlanContext(ROLES_DIR, self._controller_yaml),
+                                           NODE_ROLES if whole_node else (role,))
+            except PlanInputError as error:
+                errors.append(str(error))
+            groups = task_vars.get("group_names") or []
+            result["group_roles"] = [name for name, group in GROUP_ROLES if whole_node and group in groups]
         if errors:
             result.update(failed=True, errors=errors,
                           msg="gpuops.hardening inputs are invalid, nothing was changed: " + "; ".join(errors))

@@ -14,12 +14,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import (
     gpu_numa_facts,
     installed_files,
     memlock,
+    mig_boot,
     mps,
     nvidia_mig,
     persistenced,
@@ -31,7 +34,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.node_host import 
 
 # The engines a plan may name. The plan (not this list) sets the order the features run in.
 ENGINES = dict((engine.NAME, engine) for engine in (
-    sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, installed_files, mps, gpu_numa_facts))
+    sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps, gpu_numa_facts))
 # Options the call sets once for every feature: one tree, one lock.
 CALL_OPTIONS = ("root", "lock_timeout")
 
@@ -64,32 +67,45 @@ def checked_plan(features, root, lock_timeout):
     return plan
 
 
-def converge_node(module, plan):
+def converge_node(module, plan, keep_going=False, timings=False):
     """Run the plan's engines in order on one host.
 
-    Returns (result, warnings): failed is set at the first failure, whose feature is failed_feature;
-    each warning names its feature.
+    Returns (result, warnings). The first failure stops the call: failed is set and failed_feature names it.
+    With keep_going (the audit, in check mode) every feature runs and each failure stays in its own result,
+    listed in failed_features. Each warning names its feature; handlers lists, in plan order, what the play
+    does after the call, each naming its feature. With timings, timings gives each feature's seconds (make bench).
     """
     host = NodeHost(module)
-    result = dict(changed=False, features={}, handlers={}, diff=[], failed_feature=None)
+    result = dict(changed=False, features={}, handlers=[], diff=[], failed_feature=None, failed_features=[])
     legacy_record = host.remove_legacy_record(module.params["root"], module.check_mode)
     if legacy_record:
         result.update(changed=True, legacy_record_removed=legacy_record)
     warnings = list(host.warnings)
+    facts = {}
+    seconds = {}
     for name, engine, spec in plan:
         first_warning = len(host.warnings)
+        started = time.monotonic()
         try:
             outcome = engine.converge(spec, host, module.check_mode)
         except FeatureFailed as failure:
             outcome = dict(failure.result, failed=True, msg=failure.msg)
+        seconds[name] = round(time.monotonic() - started, 4)
         warnings.extend("%s: %s" % (name, warning) for warning in host.warnings[first_warning:])
         result["diff"].extend(outcome.pop("diff", None) or [])
-        result["features"][name] = outcome
+        facts.update(outcome.pop("ansible_facts", None) or {})
+        result["features"][name] = host.results[name] = outcome
         result["changed"] = result["changed"] or bool(outcome.get("changed"))
         if outcome.get("failed"):
-            result.update(failed=True, failed_feature=name, msg="%s: %s" % (name, outcome["msg"]))
-            break
-        todo = engine.handlers(spec, outcome) if hasattr(engine, "handlers") else []
-        if todo:
-            result["handlers"][name] = todo
+            result["failed_features"].append(name)
+            if not keep_going:
+                result.update(failed=True, failed_feature=name, msg="%s: %s" % (name, outcome["msg"]))
+                break
+            continue
+        if hasattr(engine, "handlers"):
+            result["handlers"].extend(dict(todo, feature=name) for todo in engine.handlers(spec, outcome))
+    if facts:
+        result["ansible_facts"] = facts
+    if timings:
+        result["timings"] = seconds
     return result, warnings

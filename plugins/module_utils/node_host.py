@@ -42,6 +42,9 @@ class NodeHost(object):
     def __init__(self, module):
         self.module = module
         self.warnings = []
+        # Each feature's result by name, as the call records it: a later feature may build on an earlier one
+        # (the MIG boot service records the layout the MIG feature resolved).
+        self.results = {}
 
     def run_command(self, args, **kwargs):
         return self.module.run_command(args, **kwargs)

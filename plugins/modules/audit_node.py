@@ -9,17 +9,18 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: audit_node
-short_description: Turn what the collection's roles read in check mode into one node's audit checks
+short_description: Turn what the node call read in check mode into one node's audit checks
 version_added: "0.3.0"
 author:
   - gpuops.hardening developers (@gpuops)
 description:
-  - Runs on the controller and sends nothing to the host. It reads the results the tuning roles registered while they
-    ran in check mode (C(sysctl_settings_state), C(sysctl_swap_state), C(thp_state), C(memlock_state),
-    C(persistenced_state), C(mig_converged), C(mps_converged)) and the C(gpu_topology) fact, and gives one verdict per
-    check, C(PASS), C(FAIL), C(WARN) or C(SKIP), with the expected and the actual value and a one-line reason.
+  - Runs on the controller and sends nothing to the host. It reads the result of the node's
+    M(gpuops.hardening.node) call in check mode (O(node), one result per feature of O(plan)), the results the group
+    roles registered in check mode (C(slurm_gres_state), C(kubelet_topology_state)) and the C(gpu_topology) fact, and
+    gives one verdict per check, C(PASS), C(FAIL), C(WARN) or C(SKIP), with the expected and the actual value and a
+    one-line reason.
   - Every knob is judged as it takes effect, live and at the next boot, against what the node's profile and inputs
-    expect. A role that failed in check mode turns its checks into C(FAIL) with its message.
+    expect. A feature or role that failed in check mode turns its role's checks into C(FAIL) with its message.
   - The driver/CUDA preflight checks the driver against the CUDA versions the node must run and each MIG-capable GPU
     against its MIG driver floor.
   - The C(gpuops.hardening.audit) role calls it; the document's schema is in the collection's C(docs/audit.md).
@@ -28,8 +29,17 @@ options:
     description: Every role's resolved inputs, as C(gpuops.hardening.validate_inputs) returns them without a role.
     type: dict
     required: true
+  node:
+    description: The result of the node's M(gpuops.hardening.node) call in check mode with C(keep_going).
+    type: dict
+    default: {}
+  plan:
+    description: The features of that call (C(gpuops.hardening.validate_inputs)' C(plan)), which name each feature's role.
+    type: list
+    elements: dict
+    default: []
   role_errors:
-    description: Role name to the message of the role's failure in check mode.
+    description: Role name to the message of the role's failure in check mode, for a role or call that failed as a whole.
     type: dict
     default: {}
   cuda_versions:
@@ -45,6 +55,8 @@ EXAMPLES = r"""
 - name: Judge what the roles read
   gpuops.hardening.audit_node:
     inputs: "{{ __audit_validation.roles }}"
+    node: "{{ __audit_node }}"
+    plan: "{{ __audit_validation.plan }}"
     role_errors: "{{ __audit_role_errors | default({}) }}"
     cuda_versions: ["12.4"]
 """
@@ -84,7 +96,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(inputs=dict(type="dict", required=True), role_errors=dict(type="dict", default={}),
+    module = AnsibleModule(argument_spec=dict(inputs=dict(type="dict", required=True), node=dict(type="dict", default={}),
+                                              plan=dict(type="list", elements="dict", default=[]),
+                                              role_errors=dict(type="dict", default={}),
                                               cuda_versions=dict(type="list", elements="str", default=[])),
                            supports_check_mode=True)
     module.fail_json(msg="gpuops.hardening.audit_node runs on the controller as an action plugin; call it as a task.")

@@ -51,6 +51,13 @@ options:
         missing; a file already holding the same JSON is left alone, so an unchanged host rewrites nothing.
       - Unset, nothing is written.
     type: path
+  numactl_packages:
+    description:
+      - The packages that bring C(numactl). When the node has no C(numactl), the node call
+        (M(gpuops.hardening.node)) lists them in its C(handlers) for the play to install; this module only reads.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     description: Reads in check mode too; a fact file that would change is reported, not written.

@@ -70,6 +70,14 @@ options:
         description: Octal mode as a string, for example V("0644").
         type: str
         default: "0644"
+      interpreters:
+        description:
+          - The file is a script run by one of these interpreters, the first one the node has. Its first line
+            becomes C(#!) and that interpreter, so one entry serves platforms whose system Python lives in
+            different places (C(/usr/libexec/platform-python) on EL, C(/usr/bin/python3) on Debian and Ubuntu).
+          - The call fails before any change when the node has none of them.
+        type: list
+        elements: path
   absent:
     description:
       - Paths to remove, in order, after the folders and files are converged. A file or link is removed, a folder

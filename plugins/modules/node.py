@@ -14,12 +14,15 @@ short_description: Converge a node's features in one call, in order, under one n
 version_added: "2.0.0"
 description:
   - Runs the feature engines a plan names (the same code as the modules C(sysctl_settings), C(swap_off), C(thp),
-    C(memlock), C(persistenced), C(nvidia_mig), C(installed_files), C(mps) and C(gpu_numa_facts)) one after another
-    in one process on the node, in the order of O(features), under one node lock.
+    C(memlock), C(persistenced), C(nvidia_mig), C(installed_files), C(mps) and C(gpu_numa_facts), and C(mig_boot))
+    one after another in one process on the node, in the order of O(features), under one node lock.
+  - C(mig_boot) has no module of its own; it puts in place the service that creates the MIG layout again at boot,
+    recording the layout that the C(nvidia_mig) feature named by its C(layout_feature) resolved earlier in the same
+    call. Its options are in C(plugins/module_utils/engines/mig_boot.py); the mig role sets them.
   - Every feature's arguments are checked against its module's options before anything runs, so a bad one fails
     the call before the first change, naming the feature and the option.
   - The first feature that fails stops the call; the result names it (RV(failed_feature)) and the features after it
-    do not run.
+    do not run, unless O(keep_going) is set.
   - Every feature reads the node when it runs, so each sees what the features before it changed (a MIG layout,
     say). Nothing is kept between calls.
   - Supports check mode, diff mode and C(async), for changes that outlast an SSH or AWX idle limit (a MIG change,
@@ -35,6 +38,18 @@ options:
       - Tests point it at a prepared tree; on a real host leave it at C(/).
     type: path
     default: /
+  keep_going:
+    description:
+      - Run every feature even when one fails, each failure kept in its own result and listed in
+        RV(failed_features); the call itself does not fail. For reading a node in check mode (the audit); a
+        converge stops at the first failure.
+    type: bool
+    default: false
+  timings:
+    description:
+      - Also return RV(timings), each feature's seconds in this call (the collection's benchmark reads them).
+    type: bool
+    default: false
   features:
     description:
       - The plan, in the order the features run. A feature's arguments are those of the module of the same name as
@@ -53,11 +68,21 @@ options:
         description: The module whose work this feature does.
         type: str
         required: true
-        choices: [sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, installed_files, mps, gpu_numa_facts]
+        choices: [sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps,
+                  gpu_numa_facts]
       args:
         description: The module's arguments.
         type: dict
         default: {}
+      role:
+        description: The role the feature belongs to (the plan gpuops.hardening.validate_inputs builds); not sent to the node.
+        type: str
+      tags:
+        description:
+          - The feature runs only when the play's tags select one of these (C(--tags), C(--skip-tags)), as a task
+            with these tags would. The action plugin filters on the controller; unset, the feature always runs.
+        type: list
+        elements: str
 """
 
 EXAMPLES = r"""
@@ -89,13 +114,29 @@ failed_feature:
   description: The name of the feature that failed, or null.
   returned: always
   type: str
+failed_features:
+  description: The features that failed, in plan order; with O(keep_going), more than one.
+  returned: always
+  type: list
+  elements: str
 handlers:
   description:
-    - What the caller must do after the call, by feature, as the roles' handlers do, for example memlock's
-      re-exec of systemd or a restart of C(slurmd.service); each item has C(action) and, for a restart, C(unit).
+    - What the play does after the call, in plan order, each naming its C(feature) and C(action)
+      (C(daemon_reexec), C(daemon_reload), C(restart) with C(unit), C(install) with C(packages), C(reboot) with
+      C(msg)). The collection's playbooks and roles run them (C(roles/validate/tasks/handlers.yml)).
   returned: always
+  type: list
+  elements: dict
+  sample: [{"feature": "memlock", "action": "daemon_reexec"}]
+timings:
+  description: Each feature's seconds in this call, by name.
+  returned: when O(timings) is set
   type: dict
-  sample: {"memlock": [{"action": "daemon_reexec"}]}
+  sample: {"sysctl_settings": 0.012, "thp": 0.004}
+ansible_facts:
+  description: The facts the features set, for example C(gpu_topology) from a C(gpu_numa_facts) feature.
+  returned: when a feature sets facts
+  type: dict
 legacy_record_removed:
   description: The path of gpuops.hardening 1.x's replay record, removed by this call (would be, in check mode).
   returned: when the node had one
@@ -114,10 +155,14 @@ def main():
         argument_spec=dict(
             root=dict(type="path", default="/"),
             lock_timeout=dict(type="int", default=LOCK_TIMEOUT),
+            keep_going=dict(type="bool", default=False),
+            timings=dict(type="bool", default=False),
             features=dict(type="list", elements="dict", required=True, options=dict(
                 name=dict(type="str", required=True),
                 engine=dict(type="str", required=True, choices=list(ENGINES)),
                 args=dict(type="dict", default={}),
+                role=dict(type="str"),
+                tags=dict(type="list", elements="str"),
             )),
         ),
         supports_check_mode=True,
@@ -127,7 +172,8 @@ def main():
     except PlanError as error:
         module.fail_json(msg=str(error), changed=False)
     hold_node_lock(module, "gpuops.hardening.node")
-    result, warnings = converge_node(module, plan)
+    result, warnings = converge_node(module, plan, keep_going=module.params["keep_going"],
+                                     timings=module.params["timings"])
     for warning in warnings:
         module.warn(warning)
     if not module._diff:

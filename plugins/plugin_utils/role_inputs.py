@@ -32,11 +32,13 @@ PROFILE_VARIABLE = "gpuops_profile"
 class RoleFiles(object):
     """What a role's files say about its inputs."""
 
-    def __init__(self, name, options, defaults=None, profiles=None):
+    def __init__(self, name, options, defaults=None, profiles=None, variables=None):
         self.name = name
         self.options = options or {}
         self.defaults = defaults or {}
         self.profiles = profiles or {}
+        # vars/main.yml: the profiles and the role's fixed values (paths, notes) its node plan uses.
+        self.variables = variables or {}
 
     def profile_entry(self, profile):
         return self.profiles.get(profile) or {}
@@ -68,8 +70,9 @@ def load_roles(roles_dir, read_yaml=read_yaml_file):
         defaults = read(name, "defaults", "main.yml")
         # Only the collection role keeps defaults in its spec (gpuops_profile is no role variable).
         defaults.update((option, spec["default"]) for option, spec in options.items() if "default" in spec)
+        variables = read(name, "vars", "main.yml")
         roles[name] = RoleFiles(name, options=options, defaults=defaults,
-                                profiles=read(name, "vars", "main.yml").get("__%s_profiles" % name))
+                                profiles=variables.get("__%s_profiles" % name), variables=variables)
     return roles
 
 

@@ -14,7 +14,6 @@ holder, and the emulated GPUs' persistence agrees with its daemon.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -23,6 +22,7 @@ import pytest
 
 from lab import REPO_ROOT, SITE, Node, docker_exec, playbook_argv, playbook_env, recap, start_nodes, stop_nodes
 from lab_gpus import mig_devices, mig_modes, profile_counts
+from lab_playbook import NODE_TASK, node_result
 
 NODE = "rel-lock-train"
 SPEC = {NODE: {"gpuops_gpu_profile": "dgx_h100", "gpuops_lab_persistenced_unit": "upstream", "gpuops_profile": "training"}}
@@ -31,16 +31,8 @@ LOCK = "/run/gpuops-hardening/node.lock"
 RUN_TIMEOUT = 900
 # Where the roles write: the modules' files, the builtin copy/template targets, the local facts.
 MANAGED_TREES = ["/etc", "/usr/local", "/opt/gpuops"]
-# The tasks of the modules that hold the node lock (roles/*/tasks).
-MEMLOCK_TASK = "Converge limits.d, systemd drop-ins and Docker's default-ulimits"
-LOCKING_TASKS = [
-    "Converge kernel VM settings", "Converge swap off, live and at boot", "Converge transparent hugepages",
-    MEMLOCK_TASK, "Converge nvidia-persistenced",
-    "Converge the MIG layout", "Converge the MPS group, its users and the control daemons",
-]
-# The first task of site.yml that takes the node lock on a converged node.
-FIRST_LOCKING_TASK = "Converge kernel VM settings"
-TASK_HEADER = re.compile(r"^TASK \[(?:[^\]]* : )?(.+?)\] \*+$")
+# The one task that holds the node lock: the node call (roles/validate/tasks/node.yml), by its name after "role : ".
+FIRST_LOCKING_TASK = NODE_TASK.split(" : ", 1)[1]
 # Leftovers of an interrupted write: ours (managed_files.py) and ansible's atomic_move.
 TEMPORARY_NAMES = [".gpuops-*", ".ansible_tmp*", "*.ansible_tmp"]
 
@@ -88,7 +80,7 @@ def release_when_both_wait(node, holder_release, output_paths, first_task, deadl
 
 
 def run_two_at_once(inventory, hold_lock=False, node=NODE, playbook=SITE, extra_vars=(None, None),
-                    first_task=(LOCKING_TASKS[0], 1)):
+                    first_task=(FIRST_LOCKING_TASK, 1)):
     """(returncode, output) of two runs of playbook started together, the second with the second extra_vars;
     with hold_lock, something else holds the lock until both runs wait at first_task."""
     holder = None
@@ -106,7 +98,8 @@ def run_two_at_once(inventory, hold_lock=False, node=NODE, playbook=SITE, extra_
         runs = []
         for path, run_vars in zip(output_paths, extra_vars):
             with open(path, "w") as output:
-                runs.append(subprocess.Popen(playbook_argv(inventory, playbook, extra_vars=run_vars), cwd=REPO_ROOT,
+                # -v: the node call's result, which says what each feature changed.
+                runs.append(subprocess.Popen(playbook_argv(inventory, playbook, extra_vars=run_vars, flags=("-v",)), cwd=REPO_ROOT,
                                              env=playbook_env(), stdout=output, stderr=subprocess.STDOUT, text=True))
         deadline = time.monotonic() + RUN_TIMEOUT
         if holder:
@@ -128,16 +121,10 @@ def assert_both_succeeded(outcomes, node=NODE):
         assert returncode == 0 and recap(output, node)["failed"] == 0, output[-4000:]
 
 
-def changed_tasks(output):
-    """The names of the tasks that reported changed on the node."""
-    changed, task = set(), None
-    for line in output.splitlines():
-        header = TASK_HEADER.match(line)
-        if header:
-            task = header.group(1)
-        elif line.startswith("changed: [%s]" % NODE):
-            changed.add(task)
-    return changed
+def changed_features(output):
+    """The names of the node call's features that reported changed on the node."""
+    result = node_result(output, NODE) or {}
+    return set(name for name, feature in (result.get("features") or {}).items() if feature.get("changed"))
 
 
 def file_checksums():
@@ -161,13 +148,13 @@ def assert_node_is_whole():
 def test_two_runs_on_a_fresh_node_both_succeed_and_converge_it_once(inventory, fresh_checksums):
     outcomes = run_two_at_once(inventory)
     assert_both_succeeded(outcomes)
-    first, second = (changed_tasks(output) for dummy, output in outcomes)
-    # Whichever run took a module's lock first changed that part of the node; the other found it done.
-    # memlock honestly reports changed in both: systemd's re-exec stays pending until the handler at the play's end.
-    changed_by_both = first & second & (set(LOCKING_TASKS) - {MEMLOCK_TASK})
+    first, second = (changed_features(output) for dummy, output in outcomes)
+    # Whichever run took the node lock first changed the node; the other found it done.
+    # memlock honestly reports changed in both: systemd's re-exec stays pending until the handler after the call.
+    changed_by_both = first & second - {"memlock"}
     assert changed_by_both == set(), changed_by_both
     # Files these write on every fresh node: both runs did meet work to do.
-    assert {"Converge kernel VM settings", "Converge nvidia-persistenced", MEMLOCK_TASK} <= first | second, (first, second)
+    assert {"sysctl_settings", "persistenced", "memlock"} <= first | second, (first, second)
     assert_node_is_whole()
     fresh_checksums.update(file_checksums())
 
@@ -220,8 +207,8 @@ def declared(change):
 def test_two_mig_changes_at_once_leave_one_whole_layout_and_the_client_running(mig_inventory):
     outcomes = run_two_at_once(mig_inventory, hold_lock=True, node=MIG_NODE, playbook=MIG_PLAYBOOK,
                                extra_vars=tuple({"mig_layouts": change} for change in MIG_CHANGES),
-                               # The validate play runs the same task in check mode, which takes no lock, first.
-                               first_task=("Converge the MIG layout", 2))
+                               # The validate play's check of the layout, in check mode, takes no lock.
+                               first_task=(FIRST_LOCKING_TASK, 1))
     assert_both_succeeded(outcomes, MIG_NODE)
     for dummy, output in outcomes:
         # Both made their change in turn: neither found the other's layout half done.

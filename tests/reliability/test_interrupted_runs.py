@@ -27,6 +27,7 @@ import time
 import pytest
 
 from lab import REPO_ROOT, Node, docker_exec, playbook_argv, playbook_env, recap, run_playbook, start_nodes, stop_nodes
+from lab_playbook import NODE_TASK
 from lab_gpus import mig_devices, mig_modes, profile_counts, set_faults
 
 REFERENCE, INTERRUPTED = "rel-int-ref", "rel-int-cut"
@@ -128,8 +129,9 @@ def test_an_interrupted_first_converge_run_again_reaches_the_uninterrupted_state
     reference = subprocess.Popen(playbook_argv(inventory, limit=REFERENCE), cwd=REPO_ROOT, env=playbook_env(),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     cut = Node(INTERRUPTED)
-    killed_run(inventory, task_line("gpuops.hardening.sysctl : Converge kernel VM settings"), module_process)
-    killed_run(inventory, task_line("gpuops.hardening.persistenced : Converge nvidia-persistenced"), module_process)
+    # Twice in the node call: each run again gets further through its features before it is killed.
+    killed_run(inventory, task_line(NODE_TASK), module_process)
+    killed_run(inventory, task_line(NODE_TASK), module_process)
     # Between a MIG mode change and the GPU reset that applies it: the mode is left pending.
     set_faults(cut, hang=[{"tool": "nvidia-smi", "match": ["-r"]}])
     killed_run(inventory, None, resetting_a_gpu)

@@ -9,6 +9,9 @@ import json
 import re
 import os
 import subprocess
+import textwrap
+
+import yaml
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -55,3 +58,30 @@ def task_status(output, task, hostname):
     """ok, changed, skipping, ... as the run printed it for hostname under TASK [task] (None when it is not there)."""
     printed = task_output(output, task, hostname)
     return None if printed is None else printed.split(":", 1)[0]
+
+
+# The one node call of site.yml, mig.yml, mps.yml and of each node role used alone.
+NODE_TASK = "gpuops.hardening.validate : Converge the node's features in one call"
+
+
+def node_result(output, hostname):
+    """The node call's result for hostname, from a run with -v (its YAML result format); None when it did not run."""
+    printed = task_output(output, NODE_TASK, hostname)
+    if printed is None or "=>" not in printed.split("\n", 1)[0]:
+        return None
+    lines = printed.split("\n")
+    body = [lines[0].partition("=>")[2]] if lines[0].partition("=>")[2].strip() else []
+    for line in lines[1:]:
+        if line.strip() and not line.startswith(" "):
+            break  # the result ends where unindented output starts (a warning, the next host)
+        body.append(line)
+    return yaml.safe_load(textwrap.dedent("\n".join(body)))
+
+
+def feature_status(output, feature, hostname):
+    """ok or changed, as the node call's result says for one of its features (run with -v); None when absent."""
+    result = node_result(output, hostname) or {}
+    found = (result.get("features") or {}).get(feature)
+    if found is None:
+        return None
+    return "failed" if found.get("failed") else ("changed" if found.get("changed") else "ok")

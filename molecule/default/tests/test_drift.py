@@ -6,19 +6,18 @@ check (docs/design.md: Feature engines)."""
 
 from __future__ import annotations
 
-from lab_playbook import run_playbook, task_output
+from lab_playbook import feature_status, run_playbook
 
 testinfra_hosts = ["gpu-train"]
 
 SYSCTL_FILE = "/etc/sysctl.d/90-gpuops-hardening.conf"
-SYSCTL_TASK = "gpuops.hardening.sysctl : Converge kernel VM settings"
 
 
 def test_a_file_changed_between_the_validation_and_the_tuning_is_put_back(host):
-    rc, output = run_playbook("molecule/default/plays/drift_after_validation.yml", "gpu-train")
+    rc, output = run_playbook("molecule/default/plays/drift_after_validation.yml", "gpu-train", flags=("-v",))
     assert rc == 0, output[-4000:]
-    assert task_output(output, SYSCTL_TASK, "gpu-train").startswith("changed:"), output[-4000:]
+    assert feature_status(output, "sysctl_settings", "gpu-train") == "changed", output[-4000:]
     content = host.file(SYSCTL_FILE).content_string
     assert "vm.swappiness = 0" in content and "vm.swappiness = 60" not in content, content
-    again, output = run_playbook("playbooks/site.yml", "gpu-train")
-    assert again == 0 and task_output(output, SYSCTL_TASK, "gpu-train").startswith("ok:"), output[-4000:]
+    again, output = run_playbook("playbooks/site.yml", "gpu-train", flags=("-v",))
+    assert again == 0 and feature_status(output, "sysctl_settings", "gpu-train") == "ok", output[-4000:]

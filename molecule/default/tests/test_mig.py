@@ -17,7 +17,7 @@ import time
 import pytest
 
 from lab_gpus import events_since, emulator_state, mig_devices, mig_modes, profile_counts, set_faults
-from lab_playbook import REPO_ROOT, run_playbook, task_output, task_status
+from lab_playbook import REPO_ROOT, feature_status, node_result, run_playbook
 
 testinfra_hosts = ["gpu-mig"]
 
@@ -41,7 +41,7 @@ def _layouts(**changes):
 
 
 def _converge(extra_vars=None):
-    rc, output = run_playbook(ROLE_PLAY, "gpu-mig", extra_vars)
+    rc, output = run_playbook(ROLE_PLAY, "gpu-mig", extra_vars, flags=("-v",))
     assert rc == 0, output
     return output
 
@@ -217,13 +217,12 @@ def test_the_boot_service_has_no_ordering_cycle(host):
 
 BOOT_SERVICE_FILES = ("/etc/systemd/system/gpuops-mig.service", "/usr/local/libexec/gpuops-mig-boot",
                       "/etc/gpuops-hardening/mig/layout.json", "/usr/local/lib/gpuops-hardening/mig")
-BOOT_TASK = "gpuops.hardening.mig : Converge the boot service, its MIG engine and the declared layout"
 
 
 def test_mig_state_absent_disables_and_removes_the_boot_service_and_keeps_the_layout(host, declared_layout_back):
     before = mig_devices(host)
     output = _converge({"mig_state": "absent"})
-    assert task_status(output, BOOT_TASK, "gpu-mig") == "changed", output
+    assert feature_status(output, "mig_boot", "gpu-mig") == "changed", output
     assert host.run("systemctl is-enabled gpuops-mig.service").rc != 0
     assert not host.file("/etc/systemd/system/multi-user.target.wants/gpuops-mig.service").exists
     for path in BOOT_SERVICE_FILES:
@@ -233,11 +232,11 @@ def test_mig_state_absent_disables_and_removes_the_boot_service_and_keeps_the_la
     assert mig_devices(host) == before, "absent leaves the GPUs' MIG state as it is"
 
     again = _converge({"mig_state": "absent"})
-    assert task_status(again, BOOT_TASK, "gpu-mig") == "ok", again
+    assert feature_status(again, "mig_boot", "gpu-mig") == "ok", again
     assert re.search(r"gpu-mig\s*:\s*ok=\d+\s+changed=0\s", again), again
 
     back = _converge()
-    assert task_status(back, BOOT_TASK, "gpu-mig") == "changed", back
+    assert feature_status(back, "mig_boot", "gpu-mig") == "changed", back
     assert host.service("gpuops-mig.service").is_enabled
     for path in BOOT_SERVICE_FILES:
         assert host.file(path).exists, path
@@ -249,11 +248,11 @@ def test_a_no_op_site_run_converges_every_mig_call_on_the_node(host):
     rc, output = run_playbook("playbooks/site.yml", "gpu-mig", flags=("-v",))
     assert rc == 0, output[-3000:]
     assert "gpuops.hardening.precheck" not in output
-    layout_calls = [block.split("\nTASK [", 1)[0] for block in output.split("TASK [gpuops.hardening.mig : Converge the MIG layout]")[1:]]
-    # -v prints each call's result: the module ran on the node and found nothing to do.
-    assert layout_calls and all("ok: [gpu-mig]" in text and "reboot_required: false" in text for text in layout_calls), output
-    boot = task_output(output, BOOT_TASK, "gpu-mig")
-    assert boot.startswith("ok:"), boot
+    # -v prints the call's result: each feature ran on the node and found nothing to do.
+    result = node_result(output, "gpu-mig")
+    assert result and not result["changed"], output
+    assert result["features"]["mig_layout"]["reboot_required"] is False, result
+    assert feature_status(output, "mig_layout", "gpu-mig") == feature_status(output, "mig_boot", "gpu-mig") == "ok"
 
 
 def test_after_a_reboot_the_boot_service_restores_the_layout(host):

@@ -141,7 +141,7 @@ def test_the_package_manager_installs_numactl_only_where_it_is_missing(host, dgx
     offline file: source (scripts/lab/build-image.sh), whose lists the image does not have until the role refreshes
     them; a node with it skips the package manager."""
     hostname = host.backend.get_hostname()
-    task = "gpuops.hardening.numa_binding : Install numactl"
+    task = "gpuops.hardening.validate : Install the packages the node lacks"
     tags = ("--tags", "numa_binding_topology,numa_binding_packages")
     assert host.run("rm -rf /var/lib/apt/lists/* && dpkg --purge numactl").rc == 0
     try:

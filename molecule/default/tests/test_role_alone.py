@@ -1,39 +1,45 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A role used alone, in a play that gathered no facts, gathers them only when its platform values need them, and
-changes nothing on a tuned node."""
+"""The roles used one by one in a user's own play and site.yml leave the same node state: on a node site.yml
+converged, the roles alone find nothing to change, and site.yml finds nothing to change after the roles alone. No
+role gathers facts."""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 
 import pytest
+from lab_playbook import run_playbook
 
-testinfra_hosts = ["gpu-train"]
+testinfra_hosts = ["gpu-train", "gpu-infer", "gpu-mig"]
 
-REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-GATHER_TASK = "Gather the OS facts the platform values are chosen by"
+PLAYS = os.path.join("molecule", "default", "plays")
+# The node roles in site.yml's order (plugins/plugin_utils/node_plan.py NODE_ROLES, which a unit test holds it to).
+EVERY_ROLE = os.path.join(PLAYS, "every_role.yml")
 
 
-def _check_alone(play):
-    run = subprocess.run(
-        ["ansible-playbook", os.path.join("molecule", "default", "plays", play), "--check",
-         "-i", os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"]), "-l", "gpu-train"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"),
-    )
-    output = run.stdout + run.stderr
-    assert run.returncode == 0, output
-    assert re.search(r"gpu-train\s*:\s*ok=\d+\s+changed=0\s", output), output
+def _changed(output, hostname):
+    found = re.search(r"^%s\s*:\s*ok=\d+\s+changed=(\d+)\s" % re.escape(hostname), output, re.M)
+    assert found, output[-4000:]
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("play", ["sysctl_alone.yml", "memlock_alone.yml", "every_role.yml"])
+def test_the_roles_alone_find_nothing_to_change_on_a_node_site_yml_converged(host, play):
+    hostname = host.backend.get_hostname()
+    rc, output = run_playbook(os.path.join(PLAYS, play), hostname, flags=("--check",))
+    assert rc == 0, output[-4000:]
+    assert _changed(output, hostname) == 0, output[-4000:]
     assert "[WARNING]: file" not in output, output
-    return output
+    assert "TASK [Gathering Facts]" not in output and "ansible.builtin.setup" not in output, output
 
 
-@pytest.mark.parametrize("play, gathers", [("sysctl_alone.yml", True), ("memlock_alone.yml", False)])
-def test_a_role_alone_without_gathered_facts(host, play, gathers):  # pylint: disable=unused-argument
-    output = _check_alone(play)
-    gathered = re.search(r"TASK \[gpuops\.hardening\.\w+ : %s\] \*+\nok: \[gpu-train\]" % GATHER_TASK, output)
-    assert bool(gathered) == gathers, output
+def test_site_yml_finds_nothing_to_change_after_the_roles_alone(host):
+    hostname = host.backend.get_hostname()
+    rc, output = run_playbook(EVERY_ROLE, hostname)
+    assert rc == 0, output[-4000:]
+    assert _changed(output, hostname) == 0, output[-4000:]
+    rc, output = run_playbook("playbooks/site.yml", hostname, flags=("--check",))
+    assert rc == 0 and _changed(output, hostname) == 0, output[-4000:]

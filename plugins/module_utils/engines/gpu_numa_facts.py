@@ -97,8 +97,16 @@ ARGUMENT_SPEC.update(
     # nvidia-smi answers in seconds; half a minute already means a wedged driver.
     timeout=dict(type="int", default=30),
     fact_path=dict(type="path"),
+    numactl_packages=dict(type="list", elements="str", default=[]),
 )
 SPEC_RULES = {}
+
+
+def handlers(spec, result):
+    """What the play does after the call: install numactl's packages where the node has no numactl."""
+    if spec["numactl_packages"] and not result.get("numactl_path"):
+        return [{"action": "install", "packages": list(spec["numactl_packages"])}]
+    return []
 
 
 def converge(spec, host, check_mode):

@@ -43,8 +43,21 @@ def wanted_files(feature):
             # src and template are turned into content on the controller, by the action plugin.
             feature.fail_json(msg="%s: no content; give content, or src or template through the action plugin"
                               % entry["path"])
-        wanted.append((entry["path"], entry["content"], octal_mode(feature, entry["path"], entry["mode"])))
+        content = entry["content"]
+        if entry.get("interpreters"):
+            content = "#!%s\n%s" % (script_interpreter(feature, entry), content)
+        wanted.append((entry["path"], content, octal_mode(feature, entry["path"], entry["mode"])))
     return wanted
+
+
+def script_interpreter(feature, entry):
+    """The first of the entry's interpreters that is on the node: the system Python differs by platform
+    (/usr/libexec/platform-python is always there on EL 8 and 9, /usr/bin/python3 on Debian and Ubuntu)."""
+    for candidate in entry["interpreters"]:
+        if os.access(under_root(feature.params["root"], candidate), os.X_OK):
+            return candidate
+    return feature.fail_json(msg="%s: none of its interpreters is on the node (%s)"
+                             % (entry["path"], ", ".join(entry["interpreters"])))
 
 
 def check_absent(feature, folders, files):
@@ -104,6 +117,7 @@ ARGUMENT_SPEC.update(
         src=dict(type="path"),
         template=dict(type="path"),
         mode=dict(type="str", default="0644"),
+        interpreters=dict(type="list", elements="path"),
     ), mutually_exclusive=[("content", "src", "template")]),
     absent=dict(type="list", elements="path", default=[]),
     units=dict(type="list", elements="dict", default=[], options=dict(

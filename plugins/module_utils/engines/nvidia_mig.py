@@ -170,6 +170,18 @@ def converge(spec, host, check_mode):
     return result
 
 
+def handlers(spec, result):
+    """What the play does after the call: stop, asking for a reboot, while a MIG mode change waits for one (the
+    boot service, converged after this feature, then creates the instances at boot)."""
+    del spec  # every layout is judged the same way
+    waiting = [entry for entry in result.get("gpus") or [] if entry.get("reboot_required")]
+    if not waiting:
+        return []
+    return [{"action": "reboot", "msg": "the MIG layout is not reached yet: %s; reboot the node: the MIG mode applies "
+             "at boot and gpuops-mig.service then creates the instances" % "; ".join(
+                 "GPU %s: %s" % (entry["index"], entry["reboot_reason"]) for entry in waiting)}]
+
+
 def start_recorded_clients(feature, clients):
     """Every run first starts the GPU clients an interrupted run left stopped; the units it started."""
     try:

@@ -4,11 +4,11 @@
 """Every run checks the inputs before the first change, and no run checks the same inputs twice in a row.
 
 Each role's main.yml runs validate_inputs, then features.yml. The playbooks that run the validation play first
-import each role at features.yml with that play's result; the others, and roles that include a role, turn off the
-argument-spec task Ansible would put before validate_inputs, which checks the same spec with the same validator.
-These tests hold what makes that safe: every role starts with validate_inputs for itself, features.yml is imported
-only after a validation play and with its result, and the validator sees every key of the spec that validates and
-rejects what Ansible's task rejects, in Ansible's words.
+run its plan in one node call; the others, and roles that include a role, turn off the argument-spec task Ansible
+would put before validate_inputs, which checks the same spec with the same validator. These tests hold what makes
+that safe: every role starts with validate_inputs for itself, the plan runs only after a validation play, no role
+gets its inputs handed over from outside, and the validator sees every key of the spec that validates and rejects
+what Ansible's task rejects, in Ansible's words.
 """
 
 from __future__ import annotations
@@ -91,34 +91,30 @@ def test_main_is_the_check_then_the_features(role):
     assert [task["ansible.builtin.import_tasks"] for task in main] == ["validate.yml", FEATURES]
 
 
-def test_features_are_imported_only_after_the_validation_play_with_its_result():
-    uses = [(path, task, entry) for path, task, entry, how in collection_role_uses() if entry.get("tasks_from") == FEATURES]
-    assert len(uses) >= 9, "site.yml imports every tuning role at its features"
-    for path, task, entry in uses:
-        plays = read_yaml_file(path)
-        using = next(index for index, play in enumerate(plays) if any(
-            item.get("ansible.builtin.import_role") == entry for item in tasks_in(play.get("tasks") or [])))
-        assert any(play.get("ansible.builtin.import_playbook") == "validate.yml" for play in plays[:using]), \
-            "%s imports %s at features.yml without the validation play before it" % (path, entry["name"])
-        role = entry["name"].replace("gpuops.hardening.", "")
-        # Not under the name the role registers its own check's result with: a registered variable outranks a
-        # task's vars, so one an earlier run of the role left in the same playbook run would win.
-        assert "__%s_validation" % role not in task["vars"], path
-        given = task["vars"]["__%s_checked" % role]
-        assert given["inputs"] == "{{ validate_inputs.roles.%s }}" % role, path
-        # What the role reads of its own check's result, the play hands over from the validation play's.
-        assert set(given) == validation_keys_read(role), path
-        if "roles" in given:
-            assert given["roles"] == "{{ validate_inputs.roles }}", path
+def node_call_uses():
+    """(playbook, plays, index of the play, the import) for every play that runs the validation play's plan."""
+    for path in glob.glob(os.path.join(ROOT, "playbooks", "*.yml")):
+        plays = read_yaml_file(path) or []
+        for index, play in enumerate(plays):
+            for task in tasks_in(play.get("tasks") or []):
+                entry = task.get("ansible.builtin.import_role") or {}
+                if entry.get("tasks_from") == "node.yml" and "validate_inputs.plan" in str(task.get("vars")):
+                    yield path, plays, index, task
 
 
-def validation_keys_read(role):
-    """The keys of the check's result (handed over, or the role's own) the role's vars and tasks read."""
-    read = set()
-    for path in glob.glob(os.path.join(ROOT, "roles", role, "*", "*.yml")):
+def test_the_plan_is_run_only_after_the_validation_play():
+    uses = list(node_call_uses())
+    assert len(uses) >= 3, "site.yml, mig.yml and mps.yml run the validation play's plan"
+    for path, plays, index, dummy in uses:
+        assert any(play.get("ansible.builtin.import_playbook") == "validate.yml" for play in plays[:index]), \
+            "%s runs the node plan without the validation play before it" % path
+
+
+def test_no_role_gets_its_inputs_handed_over_from_outside():
+    """Each role reads the result of its own validate_inputs; a playbook hands over the plan, never a role's inputs."""
+    for path in collection_files() + glob.glob(os.path.join(ROOT, "roles", "*", "vars", "*.yml")):
         with open(path, encoding="utf-8") as handle:
-            read.update(re.findall(r"\(__%s_checked \| default\(__%s_validation\)\)\.(\w+)" % (role, role), handle.read()))
-    return read
+            assert not re.search(r"__\w+_checked\b", handle.read()), path
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import json
 import os
 
 import pytest
@@ -331,3 +332,58 @@ def test_nothing_check_mode_must_predict_is_left_out():
     for engine, paths in UNKNOWN_BEFORE_THE_CHANGE.items():
         for path in paths:
             assert not set(path.replace("[]", "").split(".")) & set(ALWAYS_COMPARED), (engine, path)
+
+
+# The MIG boot service has no module: it runs in a node call after the nvidia_mig feature whose layout it records.
+BOOT = {"script_file": {"content": "print('boot')\n", "interpreters": ["/usr/libexec/platform-python", "/usr/bin/python3"]},
+        "engine_files": [{"path": "mig_plan.py", "content": "# the engine\n"}], "reset": True, "mig_timeout": 30}
+
+
+def boot_call(node, check_mode=False):
+    features = [{"name": "mig_layout", "engine": "nvidia_mig", "args": {"layouts": mig_layouts(g0=LAYOUT)}},
+                {"name": "mig_boot", "engine": "mig_boot", "args": BOOT}]
+    result = run_module(node_main, {"root": node.root, "features": features}, check_mode=check_mode, diff=True)
+    for path in UNKNOWN_BEFORE_THE_CHANGE["nvidia_mig"]:
+        left_out(result["features"]["mig_layout"], path)
+    return result
+
+
+def test_the_mig_boot_service_records_the_layout_and_check_mode_predicts_it(request):
+    node = mig_gpus()(request)
+    os.makedirs(os.path.join(node.root, "usr", "bin"))
+    with open(os.path.join(node.root, "usr", "bin", "python3"), "w", encoding="utf-8") as handle:
+        handle.write("#!/bin/sh\n")
+    os.chmod(os.path.join(node.root, "usr", "bin", "python3"), 0o755)
+    units = recorded_units(request, installed_files_engine)
+    before = node.snapshot()
+    predicted = boot_call(node, check_mode=True)
+    assert_unchanged(node, before, "check mode")
+    assert units() == ([], [])
+    done = boot_call(node)
+    assert not done["failed"] and done["features"]["mig_boot"]["changed"], done
+    assert_same(predicted, done)
+    with open(os.path.join(node.root, "etc/gpuops-hardening/mig/layout.json"), encoding="utf-8") as handle:
+        assert json.load(handle) == {"layouts": done["features"]["mig_layout"]["layouts"], "force": False,
+                                     "reset": True, "timeout": 30}
+    with open(os.path.join(node.root, "usr/local/libexec/gpuops-mig-boot"), encoding="utf-8") as handle:
+        assert handle.read() == "#!/usr/bin/python3\nprint('boot')\n"
+    with open(os.path.join(node.root, "etc/systemd/system/gpuops-mig.service"), encoding="utf-8") as handle:
+        unit = handle.read()
+    assert "Before=%s\n" % " ".join(done["features"]["mig_layout"]["gpu_clients"]) in unit
+    assert units()[0] == ["gpuops-mig.service"]
+
+    converged = node.snapshot()
+    predicted = boot_call(node, check_mode=True)
+    assert_unchanged(node, converged, "check mode on the converged node")
+    done = boot_call(node)
+    assert_unchanged(node, converged, "the real run on the converged node")
+    assert not done["changed"], done
+    assert_same(predicted, done)
+
+
+def test_the_mig_boot_service_needs_the_layout_feature_before_it(request):
+    node = mig_gpus()(request)
+    result = run_module(node_main, {"root": node.root, "features": [
+        {"name": "mig_boot", "engine": "mig_boot", "args": BOOT}]}, diff=True)
+    assert result["failed"] and result["failed_feature"] == "mig_boot"
+    assert "records the layout of the feature mig_layout, which did not run before it" in result["msg"]

@@ -10,7 +10,9 @@ import stat
 
 import pytest
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import gpu_numa_facts as gpu_numa_facts_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import memlock as memlock_engine
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig as nvidia_mig_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import thp as thp_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.node_host import LEGACY_RECORD_PATH
 from ansible_collections.gpuops.hardening.plugins.modules.installed_files import main as installed_files_main
@@ -82,7 +84,7 @@ def test_one_call_converges_every_feature_in_the_plans_order_then_finds_nothing_
     assert not first["failed"], first
     assert first["changed"] and list(first["features"]) == ["sysctl", "thp", "launcher"]
     assert all(first["features"][name]["changed"] for name in first["features"])
-    assert first["failed_feature"] is None and first["handlers"] == {}
+    assert first["failed_feature"] is None and first["handlers"] == [] and first["failed_features"] == []
     assert (node / "proc/sys/vm/swappiness").read_text().strip() == "0"
     assert (node / "opt/gpuops/bin/launch").read_text().startswith("#!/bin/sh")
     again = converge(node)
@@ -168,5 +170,34 @@ def test_each_warning_names_its_feature(node):
     ({"daemon_reexec": False, "daemon_reload": False, "restart": []}, True, []),
 ])
 def test_memlocks_handlers_are_what_its_role_runs(pending, restart_services, handlers):
-    """roles/memlock/handlers/main.yml: a re-exec covers a reload; restarts only with restart_services."""
+    """roles/validate/tasks/node.yml runs them: a re-exec covers a reload; restarts only with restart_services."""
     assert memlock_engine.handlers({"restart_services": restart_services}, {"pending": pending}) == handlers
+
+
+def test_keep_going_runs_every_feature_and_keeps_each_failure_in_its_result(node):
+    (node / "proc/cmdline").write_text("root=/dev/vda transparent_hugepage=never\n")
+    plan = [PLAN[0], dict(PLAN[1], args=dict(THP, cmdline_conflict_action="fail")), PLAN[2]]
+    result = run_module(node_main, {"root": str(node), "features": plan, "keep_going": True}, check_mode=True)
+    assert not result["failed"] and result["failed_feature"] is None, result
+    assert result["failed_features"] == ["thp"] and result["features"]["thp"]["failed"]
+    assert result["features"]["thp"]["msg"].startswith("THP conflict, nothing changed")
+    assert list(result["features"]) == ["sysctl", "thp", "launcher"]
+
+
+def test_timings_give_each_features_seconds_only_when_asked(node):
+    timed = run_module(node_main, {"root": str(node), "features": PLAN, "timings": True})
+    assert sorted(timed["timings"]) == ["launcher", "sysctl", "thp"]
+    assert all(isinstance(seconds, float) and seconds >= 0 for seconds in timed["timings"].values())
+    assert "timings" not in converge(node)
+
+
+def test_the_topology_and_mig_features_ask_the_play_for_packages_and_a_reboot():
+    spec = {"numactl_packages": ["numactl"]}
+    assert gpu_numa_facts_engine.handlers(spec, {"numactl_path": None}) == [{"action": "install", "packages": ["numactl"]}]
+    assert gpu_numa_facts_engine.handlers(spec, {"numactl_path": "/usr/bin/numactl"}) == []
+    assert gpu_numa_facts_engine.handlers({"numactl_packages": []}, {"numactl_path": None}) == []
+    waiting = {"gpus": [{"index": 0, "reboot_required": False},
+                        {"index": 2, "reboot_required": True, "reboot_reason": "no reset"}]}
+    (reboot,) = nvidia_mig_engine.handlers({}, waiting)
+    assert reboot["action"] == "reboot" and "GPU 2: no reset; reboot the node" in reboot["msg"]
+    assert nvidia_mig_engine.handlers({}, {"gpus": [{"index": 0, "reboot_required": False}]}) == []

@@ -5,17 +5,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 
 import pytest
-import yaml
 
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import node_plan
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import LAYOUT, mig_layouts, run_mig
-
-ROLE_TASKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "roles", "mig", "tasks")
 
 
 def test_a_layout_is_created_then_left_alone(mig_node):
@@ -181,9 +178,12 @@ def test_a_layout_the_host_cannot_take_names_the_variable(mig_node, naming, labe
 
 
 def test_the_mig_role_names_its_variable_to_the_module():
-    with open(os.path.join(ROLE_TASKS, "layout.yml"), encoding="utf-8") as handle:
-        (task,) = yaml.safe_load(handle)
-    assert task["gpuops.hardening.nvidia_mig"]["layouts_variable"] == "mig_layouts"
+    inputs = {"mig_state": "present", "mig_parted_file": "", "mig_parted_config": "", "mig_layouts": {"0": LAYOUT},
+              "mig_force": False, "mig_reset": False, "mig_timeout": 600, "mig_gpu_clients": None,
+              "mig_boot_service": False}
+    variables = {"__mig_unit": "u", "__mig_script": "/s", "__mig_record": "/r", "__mig_library": "/l"}
+    layout = node_plan.mig_features(inputs, variables, None)[0]
+    assert layout["engine"] == "nvidia_mig" and layout["args"]["layouts_variable"] == "mig_layouts"
 
 
 def test_running_gpu_clients_stop_around_a_mode_change_and_exactly_those_start_again(mig_node):

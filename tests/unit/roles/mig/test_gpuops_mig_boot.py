@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import nvidia_smi
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import mig_boot
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import node_plan
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig
 
@@ -65,12 +67,12 @@ class Node:
 
 
 def _install(root, state, role_vars):
-    """What tasks/boot.yml copies, where vars/main.yml puts it (the library below the root)."""
+    """What the plan's mig_boot feature installs, where vars/main.yml puts it (the library below the root)."""
     package = os.path.join(root, "usr", "local", "lib", "gpuops-hardening", "mig", "ansible_collections", "gpuops",
                            "hardening", "plugins", "module_utils")
-    assert role_vars["__mig_package"].endswith("/ansible_collections/gpuops/hardening/plugins/module_utils")
+    assert mig_boot.package_dir({"library": role_vars["__mig_library"]}) == package[len(root):]
     os.makedirs(package)
-    for name in role_vars["__mig_engine_files"]:
+    for name in node_plan.MIG_ENGINE_FILES:
         shutil.copy(os.path.join(COLLECTION, "plugins", "module_utils", name + ".py"), package)
     script = os.path.join(root, "usr", "local", "libexec", "gpuops-mig-boot")
     assert role_vars["__mig_script"] == "/usr/local/libexec/gpuops-mig-boot"

@@ -14,9 +14,9 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import gpu_topology, nvidia_smi, sysfs_topology
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import node_plan
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 
 COLLECTION = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -202,10 +202,17 @@ def test_strided_memory_node_list(facts, kernel, capsys, mems, offline):
 
 
 def test_role_installs_the_helpers_the_launcher_loads():
-    with open(os.path.join(ROLE, "vars", "main.yml"), encoding="utf-8") as handle:
-        role_vars = yaml.safe_load(handle)
-    assert tuple(role_vars["__numa_binding_launcher_helpers"]) == launcher.SHARED_HELPERS
-    assert role_vars["__numa_binding_launcher_lib_dir"].endswith("| dirname | dirname }}/lib/gpuops-hardening")
+    """The node plan's launcher feature: the helpers the launcher loads, in ../lib/gpuops-hardening beside it."""
+    assert node_plan.LAUNCHER_HELPERS == launcher.SHARED_HELPERS
+    inputs = {"numa_binding_require_gpu": True, "numa_binding_nvidia_smi_timeout": 30,
+              "numa_binding_manage_packages": True, "numa_binding_write_local_fact": False,
+              "numa_binding_install_launcher": True, "numa_binding_launcher_path": "/opt/x/bin/gpu-numa-exec"}
+    context = node_plan.PlanContext(os.path.join(ROLE, ".."), None)
+    (_topology, installed) = node_plan.numa_binding_features(inputs, {"__numa_binding_packages": ["numactl"]}, context)
+    paths = [entry["path"] for entry in installed["args"]["files"]]
+    assert paths == ["/opt/x/lib/gpuops-hardening/%s.py" % name for name in launcher.SHARED_HELPERS] + [
+        "/opt/x/bin/gpu-numa-exec"]
+    assert installed["args"]["files"][-1]["src"] == os.path.join(ROLE, "..", "numa_binding", "files", "gpu_numa_exec.py")
 
 
 def test_installed_layout_runs(tmp_path, facts):

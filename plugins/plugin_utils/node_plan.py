@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node plan: each role's validated inputs turned into the features of one gpuops.hardening.node call.
+
+NODE_ROLES is the one list of the roles a GPU node is converged with, in the tuning guide's order; the
+playbooks, the audit and the tests derive theirs from it. A feature is {name, role, tags, engine, args}:
+the node action plugin runs a feature only when the play's tags select its tags, then sends
+{name, engine, args} to the node. A role's fixed values (paths, notes) stay in its vars/main.yml.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+# Zero-cost knobs, the GPU runtime, partitioning (MIG before MPS, so MPS starts on the instances it
+# serves), then the data path, which describes the GPUs as partitioning left them.
+NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding")
+# The roles that act on a node only when it is in a group of the inventory, after the node call.
+GROUP_ROLES = (("slurm_gres", "slurm_nodes"), ("kubelet_topology", "kubernetes_nodes"))
+# The system Python, which the scripts the roles install run with, by platform: platform-python is always
+# there on EL 8 and 9 (unlike /usr/bin/python3 on EL 8), /usr/bin/python3 on Debian and Ubuntu.
+SYSTEM_PYTHONS = ["/usr/libexec/platform-python", "/usr/bin/python3"]
+# The module_utils files the launcher and the MIG boot script import (their SHARED_HELPERS and imports).
+LAUNCHER_HELPERS = ("cpulist", "host_options", "pci_bus_id")
+MIG_ENGINE_FILES = ("mig_converge", "mig_survey", "mig_plan", "nvidia_smi", "cpulist", "pci_bus_id", "host_options")
+MODULE_UTILS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "module_utils"))
+
+
+class PlanInputError(Exception):
+    """An input names something on the controller that cannot be used (a file that cannot be read)."""
+
+
+def feature(name, role, tags, engine, args):
+    return {"name": name, "role": role, "tags": [role] + list(tags), "engine": engine, "args": args}
+
+
+def sysctl_features(inputs, variables, context):
+    del context
+    found = [feature("sysctl_settings", "sysctl", ["sysctl_settings"], "sysctl_settings", {
+        "settings": inputs["sysctl_settings"],
+        "notes": variables["__sysctl_setting_notes"],
+        "description": "Kernel VM settings for GPU nodes: gpuops.hardening sysctl role, %s profile."
+                       % inputs["gpuops_profile"],
+        "path": variables["__sysctl_conf_path"],
+        "conflict_action": inputs["sysctl_boot_conflict_action"],
+    })]
+    if inputs["sysctl_disable_swap"]:
+        found.append(feature("swap_off", "sysctl", ["sysctl_swap"], "swap_off", {
+            "margin_mib": inputs["sysctl_swapoff_margin_mib"], "force": inputs["sysctl_swapoff_force"]}))
+    return found
+
+
+def thp_features(inputs, variables, context):
+    del context
+    return [feature("thp", "thp", ["thp_apply"], "thp", {
+        "enabled": inputs["thp_enabled"], "defrag": inputs["thp_defrag"],
+        "khugepaged_defrag": inputs["thp_khugepaged_defrag"], "persist": inputs["thp_persist"],
+        "unit_path": variables["__thp_unit_path"], "profile": inputs["gpuops_profile"],
+        "cmdline_conflict_action": inputs["thp_cmdline_conflict_action"]})]
+
+
+def memlock_features(inputs, variables, context):
+    del context
+    return [feature("memlock", "memlock", ["memlock_converge"], "memlock", {
+        "limit": inputs["memlock_limit"], "login_sessions": inputs["memlock_login_sessions"],
+        "limits_domain": inputs["memlock_limits_domain"], "limits_root": inputs["memlock_limits_root"],
+        "limits_path": variables["__memlock_limits_path"], "services_default": inputs["memlock_services_default"],
+        "manager_dropin_path": variables["__memlock_manager_dropin_path"], "units": inputs["memlock_service_units"],
+        "unit_dropin_name": variables["__memlock_unit_dropin_name"],
+        "docker_daemon_json": inputs["memlock_docker_daemon_json"],
+        "docker_daemon_json_path": variables["__memlock_docker_daemon_json_path"],
+        "restart_services": inputs["memlock_restart_services"], "pam_services": variables["__memlock_pam_services"]})]
+
+
+def persistenced_features(inputs, variables, context):
+    del variables, context
+    return [feature("persistenced", "persistenced", ["persistenced_service"], "persistenced", {
+        "unmask": inputs["persistenced_unmask"], "require_gpu": inputs["persistenced_require_gpu"],
+        "timeout": inputs["persistenced_timeout"], "timeout_variable": "persistenced_timeout"})]
+
+
+def mig_features(inputs, variables, context):
+    found = []
+    present = inputs["mig_state"] == "present"
+    if present:
+        args = {"layouts_variable": "mig_layouts", "force": inputs["mig_force"], "reset": inputs["mig_reset"],
+                "timeout": inputs["mig_timeout"], "timeout_variable": "mig_timeout"}
+        if inputs["mig_parted_file"]:
+            args.update(mig_parted_config=context.read_yaml("mig_parted_file", inputs["mig_parted_file"]),
+                        mig_parted_name=inputs["mig_parted_config"])
+        else:
+            args["layouts"] = inputs["mig_layouts"]
+        if inputs["mig_gpu_clients"] is not None:
+            args["gpu_clients"] = inputs["mig_gpu_clients"]
+        # The boot service records what this resolves, so its tag runs this feature too.
+        found.append(feature("mig_layout", "mig", ["mig_layout", "mig_boot"], "nvidia_mig", args))
+    boot = {"state": "present" if present and inputs["mig_boot_service"] else "absent",
+            "unit": variables["__mig_unit"], "script": variables["__mig_script"], "record": variables["__mig_record"],
+            "library": variables["__mig_library"]}
+    if boot["state"] == "present":
+        boot.update(
+            layout_feature="mig_layout", reset=inputs["mig_reset"], mig_timeout=inputs["mig_timeout"],
+            boot_timeout=inputs["mig_boot_timeout"],
+            script_file={"src": context.role_file("mig", "gpuops_mig_boot.py"), "interpreters": SYSTEM_PYTHONS},
+            engine_files=[{"path": name + ".py", "src": os.path.join(MODULE_UTILS, name + ".py")}
+                          for name in MIG_ENGINE_FILES])
+    found.append(feature("mig_boot", "mig", ["mig_boot"], "mig_boot", boot))
+    return found
+
+
+def mps_features(inputs, variables, context):
+    del variables, context
+    options = ("state", "gpu_sets", "active_thread_percentage", "pinned_mem_limit", "exclusive_process",
+               "multiuser_server", "group", "client_users", "pipe_directory", "log_directory", "directory_mode",
+               "allow_mig", "require_gpu", "timeout")
+    args = dict((option, inputs["mps_" + option]) for option in options)
+    args.update(force=inputs["mps_force_restart"], timeout_variable="mps_timeout")
+    return [feature("mps", "mps", ["mps_service", "mps_clients"], "mps", args)]
+
+
+def numa_binding_features(inputs, variables, context):
+    topology = {"require_gpu": inputs["numa_binding_require_gpu"],
+                "timeout": inputs["numa_binding_nvidia_smi_timeout"],
+                "timeout_variable": "numa_binding_nvidia_smi_timeout",
+                "numactl_packages": variables["__numa_binding_packages"] if inputs["numa_binding_manage_packages"] else []}
+    if inputs["numa_binding_write_local_fact"]:
+        topology["fact_path"] = variables["__numa_binding_fact_file"]
+    # numactl_packages: the package task's own tag, as a task of its own had.
+    found = [feature("numa_topology", "numa_binding", ["numa_binding_topology", "numa_binding_packages"],
+                     "gpu_numa_facts", topology)]
+    if inputs["numa_binding_install_launcher"]:
+        launcher = inputs["numa_binding_launcher_path"]
+        # The launcher loads its helpers from ../lib/gpuops-hardening beside its own folder.
+        lib_dir = os.path.join(os.path.dirname(os.path.dirname(launcher)), "lib", "gpuops-hardening")
+        files = [{"path": os.path.join(lib_dir, name + ".py"), "src": os.path.join(MODULE_UTILS, name + ".py")}
+                 for name in LAUNCHER_HELPERS]
+        files.append({"path": launcher, "src": context.role_file("numa_binding", "gpu_numa_exec.py"), "mode": "0755",
+                      "interpreters": SYSTEM_PYTHONS})
+        found.append(feature("numa_launcher", "numa_binding", ["numa_binding_launcher"], "installed_files",
+                             {"folders": [{"path": lib_dir, "mode": "0755"}], "files": files}))
+    return found
+
+
+BUILDERS = {"sysctl": sysctl_features, "thp": thp_features, "memlock": memlock_features,
+            "persistenced": persistenced_features, "mig": mig_features, "mps": mps_features,
+            "numa_binding": numa_binding_features}
+
+
+class PlanContext(object):
+    """What a builder may read on the controller: the roles' files, and files an input names."""
+
+    def __init__(self, roles_dir, read_controller_yaml):
+        self.roles_dir = roles_dir
+        self._read_controller_yaml = read_controller_yaml
+
+    def role_file(self, role, name):
+        return os.path.join(self.roles_dir, role, "files", name)
+
+    def read_yaml(self, variable, path):
+        try:
+            return self._read_controller_yaml(path)
+        except Exception as error:  # pylint: disable=broad-except
+            raise PlanInputError("%s: got %r; allowed: a readable YAML file on the controller (%s)"
+                                 % (variable, path, error))
+
+
+def node_plan(inputs_by_role, roles, context, wanted=NODE_ROLES):
+    """The features of the roles in wanted (in NODE_ROLES order) for one host."""
+    plan = []
+    for role in NODE_ROLES:
+        if role in wanted:
+            plan.extend(BUILDERS[role](inputs_by_role[role], roles[role].variables, context))
+    return plan
+
+
+def _tagged(tags, run_tags, skip_tags):
+    """Whether a task with these tags runs under --tags run_tags and --skip-tags skip_tags (Ansible's rules:
+    always, never, all, tagged and untagged)."""
+    tags = set(tags)
+    run_tags, skip_tags = set(run_tags or ["all"]), set(skip_tags or [])
+    if "always" in tags and "always" not in skip_tags:
+        runs = True
+    else:
+        runs = bool(("all" in run_tags and "never" not in tags) or tags & run_tags
+                    or ("tagged" in run_tags and tags) or ("untagged" in run_tags and not tags))
+    skipped = bool(tags & skip_tags - {"always"} or ("tagged" in skip_tags and tags) or "all" in skip_tags
+                   or ("always" in tags and "always" in skip_tags))
+    return runs and not skipped
+
+
+def selected(features, run_tags, skip_tags):
+    """The features the play's tags select; a feature without tags always runs."""
+    return [entry for entry in features
+            if not isinstance(entry, dict) or entry.get("tags") is None
+            or _tagged(entry["tags"], run_tags, skip_tags)]
+
+
+def all_tags(plan):
+    """Every tag of the plan's features, in order: what a task running the plan must carry."""
+    found = []
+    for entry in plan:
+        for tag in entry["tags"]:
+            if tag not in found:
+                found.append(tag)
+    return found

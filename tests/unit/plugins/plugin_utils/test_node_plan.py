@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node plan: built once from the validated inputs, in NODE_ROLES' order, every feature's arguments valid for
+its engine, and the playbooks, roles and audit held to it (tags, groups, feature names)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from ansible_collections.gpuops.hardening.plugins.module_utils.node_call import ENGINES, checked_plan
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_document, node_plan
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import check_collection, load_roles, read_yaml_file
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+ROLES_DIR = os.path.join(ROOT, "roles")
+ROLES = load_roles(ROLES_DIR)
+# Every feature on: partitioning, the boot service, swap off, the launcher.
+EVERYTHING = {"mig_state": "present", "mig_layouts": {0: {"mig_enabled": True, "mig_devices": {"1g.10gb": 7}}},
+              "mps_state": "present", "mps_gpu_sets": {"left": [1]}}
+
+
+def plan_for(given, wanted=node_plan.NODE_ROLES, read_yaml=None):
+    errors, _profile, inputs = check_collection(ROLES, given)
+    assert not errors, errors
+    return node_plan.node_plan(inputs, ROLES, node_plan.PlanContext(ROLES_DIR, read_yaml), wanted)
+
+
+@pytest.mark.parametrize("given", [{}, {"gpuops_profile": "inference"}, EVERYTHING])
+def test_every_feature_runs_in_the_guides_order_with_arguments_its_engine_takes(given):
+    plan = plan_for(given)
+    roles = [entry["role"] for entry in plan]
+    assert roles == sorted(roles, key=node_plan.NODE_ROLES.index)
+    assert set(roles) == set(node_plan.NODE_ROLES)
+    assert all(entry["engine"] in ENGINES and entry["tags"][0] == entry["role"] for entry in plan)
+    checked = checked_plan(plan, "/", 30)
+    assert [name for name, dummy, dummy in checked] == [entry["name"] for entry in plan]
+
+
+def test_the_profile_reaches_the_features():
+    training, inference = plan_for({}), plan_for({"gpuops_profile": "inference"})
+    thp = dict((entry["name"], entry) for entry in inference)["thp"]
+    assert thp["args"]["enabled"] == "madvise" and thp["args"]["profile"] == "inference"
+    assert dict((entry["name"], entry) for entry in training)["thp"]["args"]["enabled"] == "always"
+    settings = dict((entry["name"], entry) for entry in inference)["sysctl_settings"]["args"]["settings"]
+    assert settings["vm.dirty_bytes"] == 1073741824
+
+
+def test_off_switches_leave_features_out_and_mig_absent_removes_the_boot_service():
+    plan = plan_for({"sysctl_disable_swap": False, "numa_binding_install_launcher": False,
+                     "numa_binding_manage_packages": False})
+    names = [entry["name"] for entry in plan]
+    assert "swap_off" not in names and "numa_launcher" not in names and "mig_layout" not in names
+    features = dict((entry["name"], entry) for entry in plan)
+    assert features["mig_boot"]["args"]["state"] == "absent"
+    assert features["numa_topology"]["args"]["numactl_packages"] == []
+    boot = dict((entry["name"], entry) for entry in plan_for(EVERYTHING))["mig_boot"]["args"]
+    assert boot["state"] == "present" and boot["layout_feature"] == "mig_layout"
+
+
+def test_a_mig_parted_file_is_read_on_the_controller_and_an_unreadable_one_names_the_variable():
+    config = {"version": "v1",
+              "mig-configs": {"all-1g": [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]}}
+    given = {"mig_state": "present", "mig_parted_file": "parted.yaml", "mig_parted_config": "all-1g"}
+    layout = plan_for(given, ("mig",), read_yaml=lambda path: config)[0]
+    assert layout["args"]["mig_parted_config"] == config and layout["args"]["mig_parted_name"] == "all-1g"
+    assert "layouts" not in layout["args"]
+
+    def missing(path):
+        raise IOError("no such file: %s" % path)
+    with pytest.raises(node_plan.PlanInputError, match=r"^mig_parted_file: got 'parted.yaml'; allowed: a readable"):
+        plan_for(given, ("mig",), read_yaml=missing)
+
+
+@pytest.mark.parametrize("run_tags, skip_tags, runs", [
+    (None, None, True), (["all"], [], True), (["thp"], [], True), (["thp_apply"], [], True), (["memlock"], [], False),
+    (["all"], ["thp"], False), (["tagged"], [], True), (["untagged"], [], False), (["all"], ["tagged"], False),
+])
+def test_the_plays_tags_select_features_as_ansible_selects_tasks(run_tags, skip_tags, runs):
+    thp = {"name": "thp", "tags": ["thp", "thp_apply"]}
+    untagged = {"name": "x"}
+    assert node_plan.selected([thp, untagged], run_tags, skip_tags) == ([thp] if runs else []) + [untagged]
+
+
+def node_imports(path):
+    """The tags of each import of the validate role's node.yml in a playbook or task file."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            if (node.get("ansible.builtin.import_role") or {}).get("tasks_from") == "node.yml":
+                found.append(node)
+            for key in ("tasks", "block"):
+                walk(node.get(key) or [])
+    walk(read_yaml_file(path))
+    return found
+
+
+def test_site_yml_carries_every_tag_of_the_plan():
+    (site,) = node_imports(os.path.join(ROOT, "playbooks", "site.yml"))
+    assert site["tags"] == node_plan.all_tags(plan_for(EVERYTHING))
+
+
+@pytest.mark.parametrize("role", node_plan.NODE_ROLES)
+def test_a_role_alone_carries_the_tags_of_its_features(role):
+    (alone,) = node_imports(os.path.join(ROLES_DIR, role, "tasks", "features.yml"))
+    assert alone["tags"] == node_plan.all_tags(plan_for(EVERYTHING, (role,)))
+    assert alone["vars"]["__gpuops_node_features"] == "{{ __%s_validation.plan }}" % role
+
+
+@pytest.mark.parametrize("playbook, role", [("mig.yml", "mig"), ("mps.yml", "mps")])
+def test_the_partitioning_playbooks_run_their_roles_features(playbook, role):
+    (use,) = node_imports(os.path.join(ROOT, "playbooks", playbook))
+    assert use["tags"] == node_plan.all_tags(plan_for(EVERYTHING, (role,)))
+    assert "selectattr('role', 'equalto', '%s')" % role in use["vars"]["__gpuops_node_features"]
+
+
+def test_the_group_roles_run_in_site_yml_on_their_groups_after_the_node_call():
+    plays = read_yaml_file(os.path.join(ROOT, "playbooks", "site.yml"))
+    by_role = {}
+    for index, play in enumerate(plays):
+        for task in play.get("tasks") or []:
+            name = (task.get("ansible.builtin.import_role") or {}).get("name", "")
+            if name.startswith("gpuops.hardening.") and name != "gpuops.hardening.validate":
+                by_role[name.split(".")[-1]] = (index, play["hosts"])
+    node_play = next(index for index, play in enumerate(plays) if play.get("hosts") == "gpu_nodes")
+    assert [(role, group) for role, (dummy, group) in sorted(by_role.items(), key=lambda item: item[1])] == list(
+        node_plan.GROUP_ROLES)
+    assert all(index > node_play for index, dummy in by_role.values())
+
+
+def test_every_role_is_a_node_role_a_group_role_or_one_that_only_reads():
+    tuning = set(node_plan.NODE_ROLES) | set(role for role, dummy in node_plan.GROUP_ROLES)
+    others = {"validate", "audit", "baseline"}
+    assert set(ROLES) == tuning | others
+
+
+def test_the_audit_reads_features_the_plan_has():
+    names = set(entry["name"] for entry in plan_for(EVERYTHING))
+    assert set(audit_document.NODE_FEATURES.values()) <= names
+
+
+def test_no_playbook_or_role_lists_the_node_roles_again():
+    """The order lives in node_plan.NODE_ROLES: a literal list of the roles anywhere in YAML would be a copy."""
+    listed = "'sysctl', 'thp', 'memlock'"
+    for path in glob.glob(os.path.join(ROOT, "roles", "*", "*", "*.yml")) + glob.glob(os.path.join(ROOT, "playbooks", "*.yml")):
+        with open(path, encoding="utf-8") as handle:
+            assert listed not in handle.read(), path
