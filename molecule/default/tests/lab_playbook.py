@@ -23,8 +23,9 @@ def _test_env():
     return env
 
 
-def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
-    """(returncode, output) of ansible-playbook [FLAGS] PLAYBOOK (relative to the checkout) on the hosts in limit."""
+def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=(), env=None):
+    """(returncode, output) of ansible-playbook [FLAGS] PLAYBOOK (relative to the checkout) on the hosts in limit;
+    env adds to the run's environment (Ansible settings)."""
     argv = ["ansible-playbook"] + list(flags) + [
         playbook,
         # The whole inventory directory: the groups live in the linked lab inventory.
@@ -32,7 +33,7 @@ def run_playbook(playbook, limit, extra_vars=None, timeout=600, flags=()):
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
     run = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-                         env=_test_env())
+                         env=dict(_test_env(), **(env or {})))
     return run.returncode, run.stdout + run.stderr
 
 

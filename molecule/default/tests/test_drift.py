@@ -6,7 +6,10 @@ check (docs/design.md: Feature engines)."""
 
 from __future__ import annotations
 
-from lab_playbook import feature_status, run_playbook
+import json
+import re
+
+from lab_playbook import feature_status, node_result, run_playbook
 
 testinfra_hosts = ["gpu-train"]
 
@@ -21,3 +24,18 @@ def test_a_file_changed_between_the_validation_and_the_tuning_is_put_back(host):
     assert "vm.swappiness = 0" in content and "vm.swappiness = 60" not in content, content
     again, output = run_playbook("playbooks/site.yml", "gpu-train", flags=("-v",))
     assert again == 0 and feature_status(output, "sysctl_settings", "gpu-train") == "ok", output[-4000:]
+
+
+def test_facts_kept_out_of_the_variables_change_nothing(host, tmp_path):
+    """ansible-core deprecates injecting facts as variables: with inject_facts_as_vars off, site.yml converges the
+    converged node to nothing, and the audit still reads the topology fact."""
+    facts_apart = {"ANSIBLE_INJECT_FACT_VARS": "False"}
+    rc, output = run_playbook("playbooks/site.yml", "gpu-train", flags=("-v",), env=facts_apart)
+    assert rc == 0 and node_result(output, "gpu-train")["changed"] is False, output[-4000:]
+    assert re.search(r"gpu-train\s*:\s*ok=\d+\s+changed=0\s", output), output[-4000:]
+    rc, output = run_playbook("playbooks/audit.yml", "gpu-train", env=facts_apart,
+                              extra_vars={"audit_report_dir": str(tmp_path)})
+    assert rc == 0, output[-4000:]
+    with open(str(tmp_path / "nodes" / "gpu-train.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    assert document["topology"]["gpus"], "the audit found no GPU topology"

@@ -13,7 +13,7 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_outcome, run_together
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
@@ -23,6 +23,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import
     parse_topology_matrix,
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.pci_bus_id import sysfs_bus_id
+from ansible_collections.gpuops.hardening.plugins.module_utils.smi_tool import NvidiaSmi
 from ansible_collections.gpuops.hardening.plugins.module_utils.sysfs_topology import (
     read_numa_balancing,
     read_numa_nodes,
@@ -43,10 +44,11 @@ def _error_text(rc, out, err):
     return "exit code %s: %s" % (rc, text[-1] if text else "no output")
 
 
-def query_nvidia_smi(feature, binary, timeout):
+def query_nvidia_smi(smi):
     """(query, matrix, gpu_list, notes) from one -q -x and one topo -m, run at once, and, for MIG, one -L."""
     notes = []
-    query_outcome, matrix_outcome = run_together(feature, [[binary, "-q", "-x"], [binary, "topo", "-m"]], timeout=timeout)
+    timeout = smi.timeout
+    query_outcome, matrix_outcome = smi.together(["-q", "-x"], ["topo", "-m"])
     if isinstance(query_outcome, CommandTimeout):
         raise query_outcome
     rc, out, err = query_outcome
@@ -67,7 +69,7 @@ def query_nvidia_smi(feature, binary, timeout):
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        output = _optional_output("nvidia-smi -L", run_outcome(feature, [binary, "-L"], timeout=timeout), timeout, notes,
+        output = _optional_output("nvidia-smi -L", smi.outcome(["-L"]), timeout, notes,
                                   "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)
@@ -117,13 +119,13 @@ def converge(spec, host, check_mode):
     query = matrix = gpu_list = None
 
     try:
-        binary = params["nvidia_smi_path"] or feature.get_bin_path("nvidia-smi", opt_dirs=EXTRA_BIN_DIRS)
-        if binary and not os.access(binary, os.X_OK):
-            raise GpuToolProblem("nvidia-smi at %s is missing or not executable" % binary)
-        if not binary:
+        smi = NvidiaSmi(feature, path=params["nvidia_smi_path"], opt_dirs=EXTRA_BIN_DIRS)
+        if smi.path and not os.access(smi.path, os.X_OK):
+            raise GpuToolProblem("nvidia-smi at %s is missing or not executable" % smi.path)
+        if not smi.path:
             raise GpuToolProblem("nvidia-smi was not found on PATH or in %s; install the NVIDIA driver, "
                                  "or set require_gpu: false for nodes without GPUs" % ", ".join(EXTRA_BIN_DIRS))
-        query, matrix, gpu_list, notes = query_nvidia_smi(feature, binary, params["timeout"])
+        query, matrix, gpu_list, notes = query_nvidia_smi(smi)
     except (GpuToolProblem, CommandTimeout) as problem:
         if params["require_gpu"]:
             feature.fail_json(msg=str(problem))

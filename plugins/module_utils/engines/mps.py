@@ -19,6 +19,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import accounts, 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, removal_diff, remove_path, write_error
+from ansible_collections.gpuops.hardening.plugins.module_utils.smi_tool import NvidiaSmi, NvidiaSmiFailed
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, is_masked
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MPS_RESTART_PENDING, RecordError, UnitRecord
 
@@ -34,7 +35,8 @@ class Converger(object):
         self.changed = False
         self.result = dict(daemons=[], removed=[], compute_modes_restored={}, group_created=False, users_added=[],
                            skipped_reason=None)
-        self.nvidia_smi = feature.get_bin_path("nvidia-smi")
+        self.smi_tool = NvidiaSmi(feature)
+        self.nvidia_smi = self.smi_tool.path
         self.systemctl = Systemctl(feature, timeout=feature.params["timeout"])
         # Read before this call rewrites either record: its own folders are those of earlier runs.
         self.owned = self.owned_folders()
@@ -58,10 +60,10 @@ class Converger(object):
             self.fail("%s; the NVIDIA driver or MPS daemon is not answering" % error)
 
     def smi(self, args):
-        rc, out, err = self.command([self.nvidia_smi] + list(args))
-        if rc != 0:
-            self.fail("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (err or out).strip()))
-        return out
+        try:
+            return self.smi_tool.call(args)
+        except NvidiaSmiFailed as error:
+            return self.fail(str(error))
 
     # Files and directories ------------------------------------------------
 

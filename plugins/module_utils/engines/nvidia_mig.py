@@ -11,13 +11,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import ClientError, MigError, SmiError
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import converge as converge_layouts
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_converge import plan_text
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, check_layouts, desired_layouts, load_config
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_survey import read_gpus
+from ansible_collections.gpuops.hardening.plugins.module_utils.smi_tool import NvidiaSmi, NvidiaSmiFailed
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import MIG_CLIENTS_STOPPED, RecordError, UnitRecord
 
@@ -26,22 +26,14 @@ GPU_CLIENTS = ("nvsm.service", "nvidia-dcgm.service", "dcgm-exporter.service", "
 KEEP_RUNNING = ("nvidia-persistenced.service", "nvidia-fabricmanager.service")
 
 
-class Smi(object):
-    """nvidia-smi calls with the module's timeout; a failure raises SmiError with its text."""
-
-    def __init__(self, feature):
-        self.feature = feature
-        self.path = feature.get_bin_path("nvidia-smi")
+class Smi(NvidiaSmi):
+    """The shared nvidia-smi wrapper (smi_tool), its failures raised as mig_converge's SmiError."""
 
     def call(self, args, allowed_rc=(0,)):
-        argv = [self.path] + list(args)
         try:
-            rc, out, err = run(self.feature, argv, timeout=self.feature.params["timeout"])
-        except CommandTimeout as error:
-            raise SmiError("%s; the NVIDIA driver is not answering" % error)
-        if rc not in allowed_rc:
-            raise SmiError("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (out + err).strip()))
-        return out
+            return super(Smi, self).call(args, allowed_rc)
+        except NvidiaSmiFailed as error:
+            raise SmiError(str(error))
 
 
 # (LoadState, ActiveState) of a GPU client that must be stopped around a disruptive change.

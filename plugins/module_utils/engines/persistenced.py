@@ -17,7 +17,7 @@ import time
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
+from ansible_collections.gpuops.hardening.plugins.module_utils.smi_tool import NvidiaSmi, NvidiaSmiFailed
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content, ensure_symlink, removal_diff, remove_path
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import PERSISTENCED_RESTART_PENDING, RecordError, UnitRecord
@@ -29,14 +29,11 @@ VERIFY_PAUSE = 1.0
 
 
 def nvidia_smi(feature, nvidia_smi_path, args):
-    argv = [nvidia_smi_path] + list(args)
+    smi = NvidiaSmi(feature, path=nvidia_smi_path)
     try:
-        rc, out, err = run(feature, argv, timeout=feature.params["timeout"])
-    except CommandTimeout as error:
-        feature.fail_json(msg="%s; the NVIDIA driver is not answering" % error, cmd=argv)
-    if rc != 0:
-        feature.fail_json(msg="%s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()), cmd=argv)
-    return out
+        return smi.call(args)
+    except NvidiaSmiFailed as error:
+        return feature.fail_json(msg=str(error), cmd=smi.argv(args))
 
 
 def read_persistence(feature, nvidia_smi_path):

@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import mig_converge
+from ansible_collections.gpuops.hardening.plugins.module_utils import mig_converge, smi_tool
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.emulated import enable_mig
@@ -58,7 +58,7 @@ def mig_node(tmp_path):
             node.units[unit] = verb == "start"
             return None
 
-    with mock.patch.object(nvidia_mig, "run", fake_run), \
+    with mock.patch.object(smi_tool, "run", fake_run), \
             mock.patch.object(nvidia_mig, "Systemctl", FakeSystemctl), \
             mock.patch.object(mig_converge, "RESET_RETRY_DELAY", 0), \
             mock.patch.object(basic.AnsibleModule, "get_bin_path", lambda module, name, *a, **k: NVIDIA_SMI):

@@ -22,7 +22,7 @@ from unittest import mock
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import mps
+from ansible_collections.gpuops.hardening.plugins.module_utils import mps, smi_tool
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import mps as mps_module
 from ansible_collections.gpuops.hardening.plugins.modules.mps import main as mps_main
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import mps as role_rules
@@ -198,6 +198,7 @@ def make_host(tmp_path):
 
     with mock.patch.object(mps_module, "Systemctl", FakeSystemctl), \
             mock.patch.object(mps_module, "run", fake_run), \
+            mock.patch.object(smi_tool, "run", fake_run), \
             mock.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path), \
             accounts.installed():
         yield _make

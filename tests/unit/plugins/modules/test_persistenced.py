@@ -15,7 +15,7 @@ from unittest import mock
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced
+from ansible_collections.gpuops.hardening.plugins.module_utils import persistenced, smi_tool
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import persistenced as persistenced_module
 from ansible_collections.gpuops.hardening.plugins.modules.persistenced import main as persistenced_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, units
@@ -93,7 +93,7 @@ def host(tmp_path):
         return NVIDIA_SMI if name == "nvidia-smi" and current.driver else None
 
     with mock.patch.object(persistenced_module, "Systemctl", FakeSystemctl), \
-            mock.patch.object(persistenced_module, "run", fake_run), \
+            mock.patch.object(smi_tool, "run", fake_run), \
             mock.patch.object(persistenced_module.time, "sleep", lambda seconds: None), \
             mock.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path):
         yield current
