@@ -53,33 +53,38 @@ def sysctl_features(inputs, variables, context):
     return found
 
 
+def prefixed(inputs, role, options):
+    """{option: the input <role>_<option>}: the arguments named as the role's inputs are, less the prefix."""
+    return dict((option, inputs["%s_%s" % (role, option)]) for option in options)
+
+
+def fixed(variables, role, options):
+    """{option: the role's fixed value __<role>_<option>} from its vars/main.yml."""
+    return dict((option, variables["__%s_%s" % (role, option)]) for option in options)
+
+
 def thp_features(inputs, variables, context):
     del context
-    return [feature("thp", "thp", ["thp_apply"], "thp", {
-        "enabled": inputs["thp_enabled"], "defrag": inputs["thp_defrag"],
-        "khugepaged_defrag": inputs["thp_khugepaged_defrag"], "persist": inputs["thp_persist"],
-        "unit_path": variables["__thp_unit_path"], "profile": inputs["gpuops_profile"],
-        "cmdline_conflict_action": inputs["thp_cmdline_conflict_action"]})]
+    args = prefixed(inputs, "thp", ("enabled", "defrag", "khugepaged_defrag", "persist", "cmdline_conflict_action"))
+    args.update(unit_path=variables["__thp_unit_path"], profile=inputs["gpuops_profile"])
+    return [feature("thp", "thp", ["thp_apply"], "thp", args)]
 
 
 def memlock_features(inputs, variables, context):
     del context
-    return [feature("memlock", "memlock", ["memlock_converge"], "memlock", {
-        "limit": inputs["memlock_limit"], "login_sessions": inputs["memlock_login_sessions"],
-        "limits_domain": inputs["memlock_limits_domain"], "limits_root": inputs["memlock_limits_root"],
-        "limits_path": variables["__memlock_limits_path"], "services_default": inputs["memlock_services_default"],
-        "manager_dropin_path": variables["__memlock_manager_dropin_path"], "units": inputs["memlock_service_units"],
-        "unit_dropin_name": variables["__memlock_unit_dropin_name"],
-        "docker_daemon_json": inputs["memlock_docker_daemon_json"],
-        "docker_daemon_json_path": variables["__memlock_docker_daemon_json_path"],
-        "restart_services": inputs["memlock_restart_services"], "pam_services": variables["__memlock_pam_services"]})]
+    args = prefixed(inputs, "memlock", ("limit", "login_sessions", "limits_domain", "limits_root", "services_default",
+                                        "docker_daemon_json", "restart_services"))
+    args.update(fixed(variables, "memlock", ("limits_path", "manager_dropin_path", "unit_dropin_name",
+                                             "docker_daemon_json_path", "pam_services")),
+                units=inputs["memlock_service_units"])
+    return [feature("memlock", "memlock", ["memlock_converge"], "memlock", args)]
 
 
 def persistenced_features(inputs, variables, context):
     del variables, context
-    return [feature("persistenced", "persistenced", ["persistenced_service"], "persistenced", {
-        "unmask": inputs["persistenced_unmask"], "require_gpu": inputs["persistenced_require_gpu"],
-        "timeout": inputs["persistenced_timeout"], "timeout_variable": "persistenced_timeout"})]
+    args = prefixed(inputs, "persistenced", ("unmask", "require_gpu", "timeout"))
+    args["timeout_variable"] = "persistenced_timeout"
+    return [feature("persistenced", "persistenced", ["persistenced_service"], "persistenced", args)]
 
 
 def mig_features(inputs, variables, context):
@@ -116,7 +121,7 @@ def mps_features(inputs, variables, context):
     options = ("state", "gpu_sets", "active_thread_percentage", "pinned_mem_limit", "exclusive_process",
                "multiuser_server", "group", "client_users", "pipe_directory", "log_directory", "directory_mode",
                "allow_mig", "require_gpu", "timeout")
-    args = dict((option, inputs["mps_" + option]) for option in options)
+    args = prefixed(inputs, "mps", options)
     args.update(force=inputs["mps_force_restart"], timeout_variable="mps_timeout")
     return [feature("mps", "mps", ["mps_service", "mps_clients"], "mps", args)]
 

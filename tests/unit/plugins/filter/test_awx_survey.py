@@ -14,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.hardening.plugins.filter import awx_survey_spec as filter_plugin
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.awx_survey import launch_extra_vars, question_type
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import NODE_ROLES
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
     COLLECTION_ROLE,
     check_collection,
@@ -45,8 +46,18 @@ def playbook_roles(path):
             roles.add(role["role"].split(".")[-1])
         for task in play.get("tasks") or []:
             if "ansible.builtin.import_role" in task:
-                roles.add(task["ansible.builtin.import_role"]["name"].split(".")[-1])
+                roles |= imported_roles(task)
     return roles
+
+
+def imported_roles(task):
+    """The roles an import runs: the role, or for the node call (the validate role's node.yml) those of its plan."""
+    entry = task["ansible.builtin.import_role"]
+    if entry.get("tasks_from") != "node.yml":
+        return {entry["name"].split(".")[-1]}
+    plan = task["vars"]["__gpuops_node_features"]
+    chosen = re.search(r"selectattr\('role', 'equalto', '(\w+)'\)", plan)
+    return {chosen.group(1)} if chosen else set(NODE_ROLES)
 
 
 # What the job's inventory gives a node, which no survey asks for: a MIG layout for mig_state present.

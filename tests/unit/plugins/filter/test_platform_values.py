@@ -88,18 +88,10 @@ def _role_platform_tables():
     return tables
 
 
-def test_the_roles_that_differ_by_platform_keep_their_values_in_one_table():
-    assert sorted(_role_platform_tables()) == ["numa_binding", "sysctl"]
-
-
-@pytest.mark.parametrize("role, facts, values", [
-    ("sysctl", DEBIAN_12, {"zram_services": ["zramswap.service", "zram-config.service"]}),
-    ("sysctl", ROCKY_8, {"zram_services": ["zramswap.service"]}),
-    ("numa_binding", UBUNTU_24, {"packages": ["numactl"], "python": "/usr/bin/python3"}),
-    ("numa_binding", RHEL_9, {"packages": ["numactl"], "python": "/usr/libexec/platform-python"}),
-])
-def test_each_role_platform_table_gives_every_platform_every_value(role, facts, values):
-    assert PLATFORM_VALUES(_role_platform_tables()[role], facts) == values
+def test_no_role_needs_facts_for_platform_values():
+    """The node plan needs no facts (docs/design.md: Values that differ by platform): the filter stays for plays of
+    your own, and no role keeps a platform table."""
+    assert _role_platform_tables() == {}
 
 
 def test_no_role_keeps_per_platform_vars_files_any_more():
