@@ -229,7 +229,7 @@ def test_configure_builds_every_template_from_the_data_file():
     assert job_template["awx.awx.job_template"]["survey_spec"] == "{{ item | gpuops.hardening.awx_survey_spec }}"
     assert job_template["awx.awx.job_template"]["playbook"] == "{{ item.playbook }}"
     assert tasks["awx.awx.group"]["awx.awx.group"]["name"] == "gpu_nodes"
-    assert play["vars"]["gpuops_awx_ee_image"] == "gpuops-hardening-ee:1.0.0"
+    assert play["vars"]["gpuops_awx_ee_image"] == "gpuops-hardening-ee:2.0.0"
     assert tasks["awx.awx.project"]["awx.awx.project"]["scm_url"] == "{{ gpuops_awx_scm_url }}"
     assert play["vars"]["gpuops_awx_scm_url"] == "https://github.com/gpuops/hardening"
 
