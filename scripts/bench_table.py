@@ -104,7 +104,7 @@ def node_call_rows(node_call):
     features = []
     for kind in kinds:
         features.extend(name for name in node_call[kind]["timings"] if name not in features)
-    lines = ["| feature | %s |" % " | ".join(kinds), "|---|%s" % "---:|" * len(kinds)]
+    lines = ["| feature | %s |" % " | ".join(kinds), "|---|" + "---:|" * len(kinds)]
     for name in features:
         cells = [node_call[kind]["timings"].get(name) for kind in kinds]
         lines.append("| %s | %s |" % (name, " | ".join("-" if cell is None else "%.3f" % cell for cell in cells)))

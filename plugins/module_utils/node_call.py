@@ -37,6 +37,10 @@ ENGINES = dict((engine.NAME, engine) for engine in (
     sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps, gpu_numa_facts))
 # Options the call sets once for every feature: one tree, one lock.
 CALL_OPTIONS = ("root", "lock_timeout")
+# Features checked against the node's GPUs in check mode before the call changes anything: a MIG layout a GPU
+# cannot take, MPS GPU sets on unknown GPUs or GPUs in MIG mode, running work in the way. Their refusals are bad
+# inputs, which fail before the first change; the other engines check their inputs before they act.
+CHECKED_FIRST = ("nvidia_mig", "mps")
 
 
 class PlanError(Exception):
@@ -67,6 +71,24 @@ def checked_plan(features, root, lock_timeout):
     return plan
 
 
+def refusal_before_any_change(module, plan):
+    """(name, result) of the first CHECKED_FIRST feature that refuses the node as it is, in check mode, or None.
+
+    The check reads the node before any feature of the call has changed it, as a validation play before the
+    call would (an MPS daemon that would stay off is not checked: removing refuses nothing)."""
+    host = NodeHost(module)
+    for name, engine, spec in plan:
+        if engine.NAME not in CHECKED_FIRST or spec.get("state", "present") != "present":
+            continue
+        # require_applied fails after the change, when the layout waits for a reset: no refusal of the node as it is.
+        checked = dict(spec, require_applied=False) if "require_applied" in spec else spec
+        try:
+            engine.converge(checked, host, True)
+        except FeatureFailed as failure:
+            return name, dict(failure.result, failed=True, changed=False, msg=failure.msg)
+    return None
+
+
 def converge_node(module, plan, keep_going=False, timings=False):
     """Run the plan's engines in order on one host.
 
@@ -81,6 +103,13 @@ def converge_node(module, plan, keep_going=False, timings=False):
     if legacy_record:
         result.update(changed=True, legacy_record_removed=legacy_record)
     warnings = list(host.warnings)
+    refused = None if module.check_mode else refusal_before_any_change(module, plan)
+    if refused:
+        name, outcome = refused
+        result["features"][name] = outcome
+        result["failed_features"].append(name)
+        result.update(failed=True, failed_feature=name, msg="%s: %s" % (name, outcome["msg"]))
+        return result, warnings
     facts = {}
     seconds = {}
     for name, engine, spec in plan:

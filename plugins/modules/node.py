@@ -21,6 +21,10 @@ description:
     call. Its options are in C(plugins/module_utils/engines/mig_boot.py); the mig role sets them.
   - Every feature's arguments are checked against its module's options before anything runs, so a bad one fails
     the call before the first change, naming the feature and the option.
+  - Outside check mode, the C(nvidia_mig) features and the C(mps) features with O(features[].args.state=present)
+    first run in check mode against the node as it is. A layout a GPU cannot take, GPU sets on unknown GPUs or GPUs
+    in MIG mode, a missing client account or running work in the way fail the call there, naming the feature,
+    before any feature changes the node.
   - The first feature that fails stops the call; the result names it (RV(failed_feature)) and the features after it
     do not run, unless O(keep_going) is set.
   - Every feature reads the node when it runs, so each sees what the features before it changed (a MIG layout,

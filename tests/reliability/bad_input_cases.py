@@ -31,6 +31,7 @@ def load_cases(path=CASES_FILE):
         case.setdefault("extra", {})
         case.setdefault("group", "%s.%s" % (case["role"], case["variable"]))
         case.setdefault("alone", False)
+        case.setdefault("on_host", False)
         case.setdefault("argument_spec", False)
     return cases
 

@@ -18,6 +18,7 @@ import contextlib
 import copy
 import json
 import os
+import pathlib
 
 import pytest
 
@@ -387,3 +388,20 @@ def test_the_mig_boot_service_needs_the_layout_feature_before_it(request):
         {"name": "mig_boot", "engine": "mig_boot", "args": BOOT}]}, diff=True)
     assert result["failed"] and result["failed_feature"] == "mig_boot"
     assert "records the layout of the feature mig_layout, which did not run before it" in result["msg"]
+
+
+def test_a_layout_the_gpus_cannot_take_fails_the_call_before_any_feature_changes_the_node(request):
+    """The node call checks its MIG and MPS features in check mode before its first change, as a validation play
+    would: THP, first in the plan and due for a change, stays as it was."""
+    node = mig_gpus()(request)
+    thp_host_tree(pathlib.Path(node.root))
+    recorded_units(request, thp_engine)
+    before = node.snapshot()
+    features = [{"name": "thp", "engine": "thp", "args": THP},
+                {"name": "mig_layout", "engine": "nvidia_mig",
+                 "args": {"layouts": mig_layouts(g9=LAYOUT), "layouts_variable": "mig_layouts"}}]
+    result = run_module(node_main, {"root": node.root, "features": features}, diff=True)
+    assert result["failed"] and result["failed_feature"] == "mig_layout" and not result["changed"], result
+    assert result["msg"].startswith("mig_layout: mig_layouts: GPU 9 is not on this host"), result["msg"]
+    assert list(result["features"]) == ["mig_layout"], "a feature ran before the check"
+    assert_unchanged(node, before, "a refused call")
