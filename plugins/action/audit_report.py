@@ -41,10 +41,13 @@ class ActionModule(ActionBase):
     def _documents(self, nodes, hostvars):
         documents = []
         for node in nodes:
-            facts = hostvars.get(node) or {}
-            document = plain(facts.get("gpuops_audit")) if "gpuops_audit" in facts else None
+            node_vars = hostvars.get(node) or {}
+            # The fact under ansible_facts: facts are top-level variables only while inject_facts_as_vars is on,
+            # which ansible-core deprecates.
+            facts = plain(node_vars.get("ansible_facts")) if "ansible_facts" in node_vars else {}
+            document = (facts or {}).get("gpuops_audit")
             if document is None:
-                profile = plain(facts.get("gpuops_profile")) if "gpuops_profile" in facts else None
+                profile = plain(node_vars.get("gpuops_profile")) if "gpuops_profile" in node_vars else None
                 document = unaudited_document(node, profile, UNAUDITED)
             documents.append(document)
         return documents
