@@ -15,6 +15,8 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, load_config
+
 # Zero-cost knobs, the GPU runtime, partitioning (MIG before MPS, so MPS starts on the instances it
 # serves), then the data path, which describes the GPUs as partitioning left them.
 NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding")
@@ -94,8 +96,13 @@ def mig_features(inputs, variables, context):
         args = {"layouts_variable": "mig_layouts", "force": inputs["mig_force"], "reset": inputs["mig_reset"],
                 "timeout": inputs["mig_timeout"], "timeout_variable": "mig_timeout"}
         if inputs["mig_parted_file"]:
-            args.update(mig_parted_config=context.read_yaml("mig_parted_file", inputs["mig_parted_file"]),
-                        mig_parted_name=inputs["mig_parted_config"])
+            document = context.read_yaml("mig_parted_file", inputs["mig_parted_file"])
+            try:
+                load_config(document, inputs["mig_parted_config"])
+            except MigPartedError as error:
+                raise PlanInputError("mig_parted_config: got %r, with mig_parted_file %r: %s"
+                                     % (inputs["mig_parted_config"], inputs["mig_parted_file"], error))
+            args.update(mig_parted_config=document, mig_parted_name=inputs["mig_parted_config"])
         else:
             args["layouts"] = inputs["mig_layouts"]
         if inputs["mig_gpu_clients"] is not None:

@@ -73,6 +73,9 @@ def test_a_mig_parted_file_is_read_on_the_controller_and_an_unreadable_one_names
         raise IOError("no such file: %s" % path)
     with pytest.raises(node_plan.PlanInputError, match=r"^mig_parted_file: got 'parted.yaml'; allowed: a readable"):
         plan_for(given, ("mig",), read_yaml=missing)
+    with pytest.raises(node_plan.PlanInputError, match=r"^mig_parted_config: got 'all-2g', with mig_parted_file "
+                                                       r"'parted.yaml': no config 'all-2g'; the file has: all-1g"):
+        plan_for(dict(given, mig_parted_config="all-2g"), ("mig",), read_yaml=lambda path: config)
 
 
 @pytest.mark.parametrize("run_tags, skip_tags, runs", [
