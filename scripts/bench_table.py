@@ -125,7 +125,7 @@ def render(stamp, host, repeats, sizes, facts, mig):
             stamp, host["cpu"], host["cores"], host["ram_gib"], host["kernel"], host["load_at_start"], host["load_at_end"]),
         "",
         "Lab nodes: scripts/lab_nodes.py containers with emulated GPUs, kinds in rotation: %s. Docker connection, "
-        "pipelining on. Floor: bench/floor.yml (setup with the min subset, as site.yml gathers, plus ping). "
+        "pipelining on. Floor: bench/floor.yml (setup with the min subset plus ping). "
         "Floor and no-op: median of %d runs; first converge and the before/after rows: one run."
         % (", ".join(sorted(set(largest["kinds"].values()))), repeats),
         "", "## Whole site.yml against the floor", "",
