@@ -21,7 +21,7 @@ description:
     call. Its options are in C(plugins/module_utils/engines/mig_boot.py); the mig role sets them.
   - Every feature's arguments are checked against its module's options before anything runs, so a bad one fails
     the call before the first change, naming the feature and the option.
-  - Outside check mode, the C(nvidia_mig) features and the C(mps) features with O(features[].args.state=present)
+  - Outside check mode, the C(nvidia_mig) features and the C(mps) features with C(state=present) in their arguments
     first run in check mode against the node as it is. A layout a GPU cannot take, GPU sets on unknown GPUs or GPUs
     in MIG mode, a missing client account or running work in the way fail the call there, naming the feature,
     before any feature changes the node.
