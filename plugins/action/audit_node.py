@@ -10,7 +10,6 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document import (
-    GROUP_ROLE_RESULTS,
     node_checks,
     node_document,
     node_states,
@@ -19,8 +18,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.plain_data import
 
 
 class ActionModule(ActionBase):
-    """Builds the host's audit document from the node call's result in check mode and the group roles' registered
-    results; nothing is sent to the host."""
+    """Builds the host's audit document from the node call's result in check mode; nothing is sent to the host."""
 
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -30,9 +28,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         inputs = plain(self._task.args.get("inputs") or {})
-        role_results = dict((variable, plain(task_vars.get(variable))) for variable in GROUP_ROLE_RESULTS.values())
-        states, errors = node_states(plain(self._task.args.get("node") or {}), plain(self._task.args.get("plan") or []),
-                                     role_results)
+        states, errors = node_states(plain(self._task.args.get("node") or {}), plain(self._task.args.get("plan") or []))
         errors.update(plain(self._task.args.get("role_errors") or {}))
         topology = plain((task_vars.get("ansible_facts") or {}).get("gpu_topology") or {})
         checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []))

@@ -14,11 +14,11 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import (
-    GROUP_ROLES,
-    NODE_ROLES,
+    PLAN_ROLES,
     PlanContext,
     PlanInputError,
     node_plan,
+    plan_roles,
 )
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import (
     COLLECTION_ROLE,
@@ -82,16 +82,14 @@ class ActionModule(ActionBase):
         if role is not None:
             result["inputs"] = inputs[role]
         whole_node = role is None or role in READ_ONLY_ROLES
-        if not errors and (whole_node or role in NODE_ROLES):
-            # The node call's features: every node role's, or this role's alone; then the roles that run after
-            # it on this host, by its groups.
+        if not errors and (whole_node or role in PLAN_ROLES):
+            # The node call's features: every node role's and those of the host's groups, or this role's alone.
+            wanted = plan_roles(task_vars.get("group_names") or []) if whole_node else (role,)
+            context = PlanContext(ROLES_DIR, self._controller_yaml, task_vars.get("inventory_hostname"))
             try:
-                result["plan"] = node_plan(inputs, roles, PlanContext(ROLES_DIR, self._controller_yaml),
-                                           NODE_ROLES if whole_node else (role,))
+                result["plan"] = node_plan(inputs, roles, context, wanted)
             except PlanInputError as error:
                 errors.append(str(error))
-            groups = task_vars.get("group_names") or []
-            result["group_roles"] = [name for name, group in GROUP_ROLES if whole_node and group in groups]
         if errors:
             result.update(failed=True, errors=errors,
                           msg="gpuops.hardening inputs are invalid, nothing was changed: " + "; ".join(errors))

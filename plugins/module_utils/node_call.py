@@ -21,11 +21,13 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import (
     gpu_numa_facts,
     installed_files,
+    kubelet_config,
     memlock,
     mig_boot,
     mps,
     nvidia_mig,
     persistenced,
+    slurm_gres,
     swap_off,
     sysctl_settings,
     thp,
@@ -34,13 +36,15 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.node_host import 
 
 # The engines a plan may name. The plan (not this list) sets the order the features run in.
 ENGINES = dict((engine.NAME, engine) for engine in (
-    sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps, gpu_numa_facts))
+    sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps, gpu_numa_facts,
+    slurm_gres, kubelet_config))
 # Options the call sets once for every feature: one tree, one lock.
 CALL_OPTIONS = ("root", "lock_timeout")
-# Features checked against the node's GPUs in check mode before the call changes anything: a MIG layout a GPU
-# cannot take, MPS GPU sets on unknown GPUs or GPUs in MIG mode, running work in the way. Their refusals are bad
-# inputs, which fail before the first change; the other engines check their inputs before they act.
-CHECKED_FIRST = ("nvidia_mig", "mps")
+# Features checked against the node in check mode before the call changes anything: a MIG layout a GPU cannot
+# take, MPS GPU sets on unknown GPUs or GPUs in MIG mode, running work in the way, kubelet reservations on CPUs or
+# NUMA nodes the node lacks. Their refusals are bad inputs, which fail before the first change; the other engines
+# check their inputs before they act.
+CHECKED_FIRST = ("nvidia_mig", "mps", "kubelet_config")
 
 
 class PlanError(Exception):
@@ -122,7 +126,8 @@ def converge_node(module, plan, keep_going=False, timings=False):
         seconds[name] = round(time.monotonic() - started, 4)
         warnings.extend("%s: %s" % (name, warning) for warning in host.warnings[first_warning:])
         result["diff"].extend(outcome.pop("diff", None) or [])
-        facts.update(outcome.pop("ansible_facts", None) or {})
+        host.facts[name] = outcome.pop("ansible_facts", None) or {}
+        facts.update(host.facts[name])
         result["features"][name] = host.results[name] = outcome
         result["changed"] = result["changed"] or bool(outcome.get("changed"))
         if outcome.get("failed"):

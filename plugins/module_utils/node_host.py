@@ -45,6 +45,8 @@ class NodeHost(object):
         # Each feature's result by name, as the call records it: a later feature may build on an earlier one
         # (the MIG boot service records the layout the MIG feature resolved).
         self.results = {}
+        # Each feature's facts by name (a feature's result as recorded in results leaves them out).
+        self.facts = {}
 
     def run_command(self, args, **kwargs):
         return self.module.run_command(args, **kwargs)

@@ -15,8 +15,8 @@ author:
   - gpuops.hardening developers (@gpuops)
 description:
   - Runs on the controller and sends nothing to the host. It reads the result of the node's
-    M(gpuops.hardening.node) call in check mode (O(node), one result per feature of O(plan)), the results the group
-    roles registered in check mode (C(slurm_gres_state), C(kubelet_topology_state)) and the C(gpu_topology) fact, and
+    M(gpuops.hardening.node) call in check mode (O(node), one result per feature of O(plan), C(slurm_gres) and
+    C(kubelet) included on the nodes of their inventory groups) and the C(gpu_topology) fact, and
     gives one verdict per check, C(PASS), C(FAIL), C(WARN) or C(SKIP), with the expected and the actual value and a
     one-line reason.
   - Every knob is judged as it takes effect, live and at the next boot, against what the node's profile and inputs

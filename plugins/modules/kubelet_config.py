@@ -68,6 +68,27 @@ options:
     description: Keep a timestamped copy of the file before it is replaced.
     type: bool
     default: true
+  drain:
+    description:
+      - For a play that drains the node before a state reset (the kubelet_topology role with
+        C(kubelet_topology_drain)). When the change would remove a state file, nothing is changed and
+        RV(waits_for_drain) is true; the play drains the node with C(kubectl) on O(drain.delegate_to), calls
+        again without O(drain), and uncordons the node. In check mode the result predicts the whole reset.
+      - Unset, a state reset happens in this call.
+    type: dict
+    suboptions:
+      node:
+        description: The node's Kubernetes name.
+        type: str
+        required: true
+      delegate_to:
+        description: The inventory host that runs C(kubectl drain) and C(kubectl uncordon).
+        type: str
+        required: true
+      timeout:
+        description: Seconds the drain may take.
+        type: int
+        default: 600
 attributes:
   check_mode:
     description: Reads and checks everything and reports the changes, state files and service action it would make.
@@ -132,6 +153,10 @@ service_action:
     - A service that was not running is left so; its next start reads the new file.
   returned: always
   type: str
+waits_for_drain:
+  description: With O(drain), outside check mode, whether the change waits for the node's drain (nothing changed).
+  returned: always
+  type: bool
 backup_file:
   description: The backup of the previous file, or null.
   returned: always

@@ -41,9 +41,28 @@ options:
         (C(index), C(name), C(minor_number), C(pci_bus_id), C(cpus), C(mig_mode), and C(mig_devices) with each
         device's C(index), C(profile), C(gpu_instance_id) and C(compute_instance_id)).
       - Not read when O(autodetect=nvml).
+      - Unset, the module reads the node's GPUs itself as M(gpuops.hardening.gpu_numa_facts) does, or, in a
+        M(gpuops.hardening.node) call, takes those of the feature O(topology_feature) names when it ran earlier in
+        that call.
     type: list
     elements: dict
-    default: []
+  topology_feature:
+    description:
+      - In a M(gpuops.hardening.node) call, the name of the C(gpu_numa_facts) feature whose GPUs to describe when
+        O(gpus) is unset. A feature that did not run in the call (another tag) leaves the module to read them.
+    type: str
+  slurmd_action:
+    description:
+      - What a changed file asks of the play (RV(slurmd_installed)); the M(gpuops.hardening.node) call lists it in
+        its C(handlers).
+      - V(restart) restarts O(slurmd_unit) where it is installed, V(reconfigure) runs C(scontrol reconfigure).
+    type: str
+    choices: [restart, reconfigure, none]
+    default: none
+  slurmd_unit:
+    description: slurmd's systemd unit.
+    type: str
+    default: slurmd.service
   autodetect:
     description:
       - V(nvml) writes C(AutoDetect=nvml) instead of explicit lines; slurmd then finds GPUs, MIG devices and cores
@@ -96,6 +115,9 @@ EXAMPLES = r"""
   gpuops.hardening.slurm_gres:
     gpus: "{{ ansible_facts.gpu_topology.gpus }}"
 
+- name: Describe the GPUs as they are now, read by the module itself
+  gpuops.hardening.slurm_gres:
+
 - name: Let slurmd detect the GPUs and MIG devices through NVML
   gpuops.hardening.slurm_gres:
     autodetect: nvml
@@ -137,6 +159,10 @@ cgroup_conf:
   returned: always
   type: dict
   sample: {"path": "/etc/slurm/cgroup.conf", "changed": false, "backup_file": null}
+slurmd_installed:
+  description: With O(slurmd_action=restart), whether systemd knows O(slurmd_unit) (read only after a change).
+  returned: when a file changed and O(slurmd_action=restart)
+  type: bool
 """
 
 from ansible.module_utils.basic import AnsibleModule

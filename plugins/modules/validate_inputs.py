@@ -77,17 +77,14 @@ plan:
     - The host's plan for one M(gpuops.hardening.node) call, built from the resolved inputs
       (C(plugins/plugin_utils/node_plan.py)), in the tuning guide's order. Each feature has C(name), C(role),
       C(tags), C(engine) and C(args).
-    - Every node role's features without O(role) (and with O(role=audit)); the role's own with a node role.
+    - Without O(role) (and with O(role=audit)), the whole node's plan, every node role's features, then those of
+      C(slurm_gres) when the host is in the inventory group C(slurm_nodes) and of C(kubelet_topology) when it is in
+      C(kubernetes_nodes). With another O(role), that role's own (C(slurm_gres)'s with the memlock feature that
+      gives slurmd its limit).
   returned: when every input is valid, without O(role) or with O(role) audit or a role the node call runs
   type: list
   elements: dict
   sample: [{name: thp, role: thp, tags: [thp, thp_apply], engine: thp, args: {enabled: always}}]
-group_roles:
-  description: The roles that run after the node call on this host because it is in their inventory group
-    (C(slurm_gres) in C(slurm_nodes), C(kubelet_topology) in C(kubernetes_nodes)).
-  returned: with RV(plan), for the whole node
-  type: list
-  elements: str
 errors:
   description: One message per invalid input.
   returned: when an input is invalid

@@ -19,8 +19,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.driver_compat imp
 SCHEMA_VERSION = 1
 
 # Where each state the audit judges comes from: a feature of the node call (its name in the plan,
-# plugin_utils/node_plan.py), or, for the roles that act after the call on the nodes of their group, the
-# result that role registers.
+# plugin_utils/node_plan.py); slurm_gres and kubelet are in the plan of the nodes of their group.
 NODE_FEATURES = {
     "sysctl_settings": "sysctl_settings",
     "sysctl_swap": "swap_off",
@@ -29,20 +28,20 @@ NODE_FEATURES = {
     "persistenced": "persistenced",
     "mig": "mig_layout",
     "mps": "mps",
+    "slurm_gres": "slurm_gres",
+    "kubelet": "kubelet",
 }
-GROUP_ROLE_RESULTS = {"slurm_gres": "slurm_gres_state", "kubelet": "kubelet_topology_state"}
 # The role behind each state, whose failure explains a missing one.
 STATE_ROLES = {"sysctl_settings": "sysctl", "sysctl_swap": "sysctl", "thp": "thp", "memlock": "memlock",
                "persistenced": "persistenced", "mig": "mig", "mps": "mps",
                "slurm_gres": "slurm_gres", "kubelet": "kubelet_topology"}
 
 
-def node_states(node, plan, role_results):
-    """(states, role errors) from the node call's result and the group roles' registered results: each state
-    by the audit's name, and the first failure of each role's features."""
+def node_states(node, plan):
+    """(states, role errors) from the node call's result: each state by the audit's name, and the first failure
+    of each role's features."""
     features = (node or {}).get("features") or {}
     states = dict((name, features.get(feature)) for name, feature in NODE_FEATURES.items())
-    states.update((name, role_results.get(variable)) for name, variable in GROUP_ROLE_RESULTS.items())
     roles = dict((entry.get("name"), entry.get("role")) for entry in plan or [])
     errors = {}
     for name in (node or {}).get("failed_features") or []:

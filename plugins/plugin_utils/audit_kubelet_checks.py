@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The audit's verdicts on the kubelet's policies, against the kubelet_topology role's settings.
 
-The state is what gpuops.hardening.kubelet_config reported in check mode (the role's
-registered kubelet_topology_state): the keys whose value in the kubelet's file differs
+The state is what the node call's kubelet feature (gpuops.hardening.kubelet_config's engine)
+reported in check mode: the keys whose value in the kubelet's file differs
 from the role's settings, and the state files a policy or reservation change would remove.
 """
 

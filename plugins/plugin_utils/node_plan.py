@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The node plan: each role's validated inputs turned into the features of one gpuops.hardening.node call.
 
-NODE_ROLES is the one list of the roles a GPU node is converged with, in the tuning guide's order; the
-playbooks, the audit and the tests derive theirs from it. A feature is {name, role, tags, engine, args}:
+NODE_ROLES is the one list of the roles a GPU node is converged with, in the tuning guide's order, and
+GROUP_ROLES those that join the plan, after them, for the nodes of an inventory group; the playbooks, the audit
+and the tests derive theirs from them. A feature is {name, role, tags, engine, args}:
 the node action plugin runs a feature only when the play's tags select its tags, then sends
 {name, engine, args} to the node. A role's fixed values (paths, notes) stay in its vars/main.yml.
 """
@@ -20,8 +21,12 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import
 # Zero-cost knobs, the GPU runtime, partitioning (MIG before MPS, so MPS starts on the instances it
 # serves), then the data path, which describes the GPUs as partitioning left them.
 NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding")
-# The roles that act on a node only when it is in a group of the inventory, after the node call.
+# The roles whose features end the plan of a node in their inventory group: Slurm and the kubelet are told the
+# topology the node roles left.
 GROUP_ROLES = (("slurm_gres", "slurm_nodes"), ("kubelet_topology", "kubernetes_nodes"))
+PLAN_ROLES = NODE_ROLES + tuple(role for role, dummy in GROUP_ROLES)
+# The feature whose GPU topology the slurm_gres feature describes when both are in the call.
+TOPOLOGY_FEATURE = "numa_topology"
 # The system Python, which the scripts the roles install run with, by platform: platform-python is always
 # there on EL 8 and 9 (unlike /usr/bin/python3 on EL 8), /usr/bin/python3 on Debian and Ubuntu.
 SYSTEM_PYTHONS = ["/usr/libexec/platform-python", "/usr/bin/python3"]
@@ -156,17 +161,55 @@ def numa_binding_features(inputs, variables, context):
     return found
 
 
+def slurm_gres_features(inputs, variables, context):
+    del context
+    args = prefixed(inputs, "slurm_gres", ("autodetect", "gpu_type", "config_dir", "cgroup", "slurmd_action"))
+    args.update(timeout=inputs["slurm_gres_nvidia_smi_timeout"], timeout_variable="slurm_gres_nvidia_smi_timeout",
+                topology_feature=TOPOLOGY_FEATURE, slurmd_unit=variables["__slurm_gres_slurmd_unit"])
+    return [feature("slurm_gres", "slurm_gres", ["slurm_gres_conf"], "slurm_gres", args)]
+
+
+def kubelet_topology_features(inputs, variables, context):
+    del variables
+    args = prefixed(inputs, "kubelet_topology", ("service", "reset_state", "timeout"))
+    args.update(path=inputs["kubelet_topology_config_path"], root_dir=inputs["kubelet_topology_root_dir"],
+                settings=inputs["kubelet_settings"], labels=inputs["kubelet_labels"],
+                timeout_variable="kubelet_topology_timeout")
+    if inputs["kubelet_topology_drain"]:
+        args["drain"] = {"node": inputs["kubelet_topology_node_name"] or context.inventory_hostname,
+                         "delegate_to": inputs["kubelet_topology_drain_delegate_to"],
+                         "timeout": inputs["kubelet_topology_drain_timeout"]}
+    return [feature("kubelet", "kubelet_topology", ["kubelet_topology_config", "kubelet_topology_drain"],
+                    "kubelet_config", args)]
+
+
+def slurmd_memlock(plan, inputs_by_role, roles, context):
+    """slurm_gres_memlock: slurmd.service joins the memlock feature's units (the memlock role's feature, added
+    for slurm_gres alone), which then also runs under slurm_gres' tags."""
+    found = [entry for entry in plan if entry["engine"] == "memlock"]
+    if not found:
+        found = memlock_features(inputs_by_role["memlock"], roles["memlock"].variables, context)
+        plan[:0] = found
+    unit = roles["slurm_gres"].variables["__slurm_gres_slurmd_unit"]
+    for entry in found:
+        if unit not in entry["args"]["units"]:
+            entry["args"]["units"] = list(entry["args"]["units"]) + [unit]
+        entry["tags"].extend(["slurm_gres", "slurm_gres_memlock"])
+
+
 BUILDERS = {"sysctl": sysctl_features, "thp": thp_features, "memlock": memlock_features,
             "persistenced": persistenced_features, "mig": mig_features, "mps": mps_features,
-            "numa_binding": numa_binding_features}
+            "numa_binding": numa_binding_features, "slurm_gres": slurm_gres_features,
+            "kubelet_topology": kubelet_topology_features}
 
 
 class PlanContext(object):
     """What a builder may read on the controller: the roles' files, and files an input names."""
 
-    def __init__(self, roles_dir, read_controller_yaml):
+    def __init__(self, roles_dir, read_controller_yaml, inventory_hostname=None):
         self.roles_dir = roles_dir
         self._read_controller_yaml = read_controller_yaml
+        self.inventory_hostname = inventory_hostname
 
     def role_file(self, role, name):
         return os.path.join(self.roles_dir, role, "files", name)
@@ -179,12 +222,19 @@ class PlanContext(object):
                                  % (variable, path, error))
 
 
+def plan_roles(groups):
+    """The roles of a whole node's plan: every node role, then the group roles of the host's groups."""
+    return NODE_ROLES + tuple(role for role, group in GROUP_ROLES if group in groups)
+
+
 def node_plan(inputs_by_role, roles, context, wanted=NODE_ROLES):
-    """The features of the roles in wanted (in NODE_ROLES order) for one host."""
+    """The features of the roles in wanted (in PLAN_ROLES order) for one host."""
     plan = []
-    for role in NODE_ROLES:
+    for role in PLAN_ROLES:
         if role in wanted:
             plan.extend(BUILDERS[role](inputs_by_role[role], roles[role].variables, context))
+    if "slurm_gres" in wanted and inputs_by_role["slurm_gres"]["slurm_gres_memlock"]:
+        slurmd_memlock(plan, inputs_by_role, roles, context)
     return plan
 
 

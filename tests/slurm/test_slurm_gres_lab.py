@@ -67,7 +67,7 @@ def test_converge_is_idempotent_and_check_mode_changes_nothing(converged):
     assert first > 0
     assert _playbook(inventory) == 0
     assert _playbook(inventory, "--check") == 0
-    # site.yml's Slurm play, handed the validation play's result, finds the role's own work done.
+    # site.yml's node call, its slurm_gres and memlock features selected by the tag, finds the role's own work done.
     assert _playbook(inventory, "--tags", "slurm_gres", playbook=SITE) == 0
 
 

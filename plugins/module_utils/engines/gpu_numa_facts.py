@@ -91,6 +91,45 @@ def _optional_output(name, outcome, timeout, notes, consequence):
     return out
 
 
+def read_topology(feature, nvidia_smi_path, require_gpu):
+    """The gpu_topology fact of the node as it is now: nvidia-smi (with the feature's timeout) and sysfs below its
+    root. Without a usable nvidia-smi it fails the feature, or, when require_gpu is false, reports no GPUs."""
+    root = feature.params["root"]
+    notes = []
+    query = matrix = gpu_list = None
+    try:
+        smi = NvidiaSmi(feature, path=nvidia_smi_path, opt_dirs=EXTRA_BIN_DIRS)
+        if smi.path and not os.access(smi.path, os.X_OK):
+            raise GpuToolProblem("nvidia-smi at %s is missing or not executable" % smi.path)
+        if not smi.path:
+            raise GpuToolProblem("nvidia-smi was not found on PATH or in %s; install the NVIDIA driver, "
+                                 "or set require_gpu: false for nodes without GPUs" % ", ".join(EXTRA_BIN_DIRS))
+        query, matrix, gpu_list, notes = query_nvidia_smi(smi)
+    except (GpuToolProblem, CommandTimeout) as problem:
+        if require_gpu:
+            feature.fail_json(msg=str(problem))
+        notes.append("%s; reporting no GPUs" % problem)
+
+    sysfs_root = under_root(root, "/sys")
+    pci_devices = {}
+    for gpu in (query or {}).get("gpus", []):
+        address = sysfs_bus_id(gpu["pci_bus_id"])
+        if address:
+            pci_devices[address] = read_pci_device(sysfs_root, address)
+
+    topology = build_topology(
+        query,
+        matrix=matrix,
+        pci_devices=pci_devices,
+        rdma_devices=read_rdma_devices(sysfs_root),
+        numa_nodes=read_numa_nodes(sysfs_root),
+        numa_balancing=read_numa_balancing(under_root(root, "/proc")),
+        gpu_list=gpu_list,
+    )
+    topology["warnings"] = notes + topology["warnings"]
+    return topology
+
+
 NAME = 'gpu_numa_facts'
 ARGUMENT_SPEC = host_argument_spec()
 ARGUMENT_SPEC.update(
@@ -115,39 +154,7 @@ def converge(spec, host, check_mode):
     """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
     feature = host.feature(NAME, spec, check_mode)
     params = feature.params
-    notes = []
-    query = matrix = gpu_list = None
-
-    try:
-        smi = NvidiaSmi(feature, path=params["nvidia_smi_path"], opt_dirs=EXTRA_BIN_DIRS)
-        if smi.path and not os.access(smi.path, os.X_OK):
-            raise GpuToolProblem("nvidia-smi at %s is missing or not executable" % smi.path)
-        if not smi.path:
-            raise GpuToolProblem("nvidia-smi was not found on PATH or in %s; install the NVIDIA driver, "
-                                 "or set require_gpu: false for nodes without GPUs" % ", ".join(EXTRA_BIN_DIRS))
-        query, matrix, gpu_list, notes = query_nvidia_smi(smi)
-    except (GpuToolProblem, CommandTimeout) as problem:
-        if params["require_gpu"]:
-            feature.fail_json(msg=str(problem))
-        notes.append("%s; reporting no GPUs" % problem)
-
-    sysfs_root = under_root(params["root"], "/sys")
-    pci_devices = {}
-    for gpu in (query or {}).get("gpus", []):
-        address = sysfs_bus_id(gpu["pci_bus_id"])
-        if address:
-            pci_devices[address] = read_pci_device(sysfs_root, address)
-
-    topology = build_topology(
-        query,
-        matrix=matrix,
-        pci_devices=pci_devices,
-        rdma_devices=read_rdma_devices(sysfs_root),
-        numa_nodes=read_numa_nodes(sysfs_root),
-        numa_balancing=read_numa_balancing(under_root(params["root"], "/proc")),
-        gpu_list=gpu_list,
-    )
-    topology["warnings"] = notes + topology["warnings"]
+    topology = read_topology(feature, params["nvidia_smi_path"], params["require_gpu"])
     for warning in topology["warnings"]:
         feature.warn(warning)
     result = {"changed": False, "ansible_facts": {"gpu_topology": topology},

@@ -5,6 +5,8 @@
 reset a policy change needs.
 
 converge(spec, host, check_mode) -> result, for the gpuops.hardening.kubelet_config module and the node call.
+With drain, a change that resets the kubelet's state is not made: the result says it waits for the drain, which
+the play runs from another host, and the play then runs the feature again without drain (handlers()).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -113,8 +115,20 @@ ARGUMENT_SPEC.update(
     reset_state=dict(type="bool", default=True),
     labels=dict(type="dict", default={}),
     backup=dict(type="bool", default=True),
+    drain=dict(type="dict", options=dict(
+        node=dict(type="str", required=True),
+        delegate_to=dict(type="str", required=True),
+        timeout=dict(type="int", default=600),
+    )),
 )
 SPEC_RULES = {}
+
+
+def handlers(spec, result):
+    """What the play does for a state reset that waits for the drain: drain, converge again, uncordon."""
+    if not result.get("waits_for_drain"):
+        return []
+    return [dict(spec["drain"], action="drain")]
 
 
 def converge(spec, host, check_mode):
@@ -125,7 +139,8 @@ def converge(spec, host, check_mode):
     params = feature.params
     path = under_root(params["root"], params["path"])
     result = dict(changed=False, path=params["path"], changes=[], policy_changes=[], reservation_changes=[],
-                  state_files_removed=[], service_action="none", backup_file=None, unknown_fields=[])
+                  state_files_removed=[], service_action="none", backup_file=None, unknown_fields=[],
+                  waits_for_drain=False)
 
     text, current = load_config(feature, path)
     base = dict(current) if current else {"apiVersion": API_VERSION, "kind": KIND}
@@ -148,6 +163,10 @@ def converge(spec, host, check_mode):
                           % (", ".join(to_remove), " and ".join(reset_reasons(result))), **result)
     result["state_files_removed"] = [os.path.join(params["root_dir"], name) for name in to_remove]
     if not changes:
+        return result
+    if to_remove and params["drain"] and not feature.check_mode:
+        # Nothing changes before the node is drained; check mode predicts the whole reset the play then makes.
+        result["waits_for_drain"] = True
         return result
 
     systemctl, unit_exists, running = service_state(feature)

@@ -27,15 +27,18 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.engines import th
 from ansible_collections.gpuops.hardening.plugins.module_utils.persistenced import DROPIN_PATH
 from ansible_collections.gpuops.hardening.plugins.modules.gpu_numa_facts import main as gpu_numa_facts_main
 from ansible_collections.gpuops.hardening.plugins.modules.installed_files import main as installed_files_main
+from ansible_collections.gpuops.hardening.plugins.modules.kubelet_config import main as kubelet_config_main
 from ansible_collections.gpuops.hardening.plugins.modules.memlock import main as memlock_main
 from ansible_collections.gpuops.hardening.plugins.modules.mps import main as mps_main
 from ansible_collections.gpuops.hardening.plugins.modules.node import main as node_main
 from ansible_collections.gpuops.hardening.plugins.modules.nvidia_mig import main as nvidia_mig_main
 from ansible_collections.gpuops.hardening.plugins.modules.persistenced import main as persistenced_main
+from ansible_collections.gpuops.hardening.plugins.modules.slurm_gres import main as slurm_gres_main
 from ansible_collections.gpuops.hardening.plugins.modules.swap_off import main as swap_off_main
 from ansible_collections.gpuops.hardening.plugins.modules.sysctl_settings import main as sysctl_settings_main
 from ansible_collections.gpuops.hardening.plugins.modules.thp import main as thp_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_kubelet_config, test_slurm_gres
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_memlock, test_mps, test_persistenced
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_swap_off, test_sysctl_settings
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host
@@ -53,11 +56,14 @@ swap_node = test_swap_off.node
 memlock_node, root = test_memlock.booted, test_memlock.root  # booted builds on root
 persistenced_host = test_persistenced.host
 make_mps_host = test_mps.make_host
+slurm_host = test_slurm_gres.host
+kubelet_host = test_kubelet_config.host
 
 MODULES = {
     "sysctl_settings": sysctl_settings_main, "swap_off": swap_off_main, "thp": thp_main, "memlock": memlock_main,
     "persistenced": persistenced_main, "nvidia_mig": nvidia_mig_main, "installed_files": installed_files_main,
-    "mps": mps_main, "gpu_numa_facts": gpu_numa_facts_main,
+    "mps": mps_main, "gpu_numa_facts": gpu_numa_facts_main, "slurm_gres": slurm_gres_main,
+    "kubelet_config": kubelet_config_main,
 }
 
 
@@ -174,6 +180,17 @@ def emulated_topology(request):
     return Node(tmp_path, options={"nvidia_smi_path": args["nvidia_smi_path"]}, gpu_state=state_path)
 
 
+def slurm_config(request):
+    """test_slurm_gres's host: a 1-socket sysfs CPU topology and user lines in gres.conf and cgroup.conf."""
+    return Node(request.getfixturevalue("slurm_host"))
+
+
+def kubelet_node(request):
+    """test_kubelet_config's host: a 2-node sysfs, the kubelet's file and both state files, a running kubelet."""
+    root, dummy, systemctl = request.getfixturevalue("kubelet_host")
+    return Node(root, books=lambda: (systemctl.active, list(systemctl.calls)))
+
+
 def after_a_run(build, engine, args, then=None):
     """The node build makes, converged by a real run of engine with args, then changed by then(node)."""
     def build_after(request):
@@ -241,6 +258,15 @@ CASES = [
          dict(MPS, gpu_sets={"right": [2, 3]})),
     Case("a pipe folder moved", "mps", after_a_run(l40s_mps_host, "mps", MPS), dict(MPS, pipe_directory="/run/mps")),
     Case("a topology fact file to write", "gpu_numa_facts", emulated_topology, {"fact_path": "/etc/ansible/facts.d/gpu_topology.fact"}),
+    Case("GPU lines and cgroup constraints to merge", "slurm_gres", slurm_config, {"gpus": test_slurm_gres._gpus()}),
+    Case("AutoDetect=nvml in place of explicit lines", "slurm_gres",
+         after_a_run(slurm_config, "slurm_gres", {"gpus": test_slurm_gres._gpus()}), {"autodetect": "nvml"}),
+    Case("a policy change that resets both state files", "kubelet_config", kubelet_node,
+         {"settings": test_kubelet_config.SETTINGS}, holds={"service_action": "stopped_and_started"}),
+    Case("a topology policy change alone: a restart", "kubelet_config",
+         after_a_run(kubelet_node, "kubelet_config", {"settings": test_kubelet_config.SETTINGS}),
+         {"settings": dict(test_kubelet_config.SETTINGS, topologyManagerPolicy="restricted")},
+         holds={"service_action": "restarted", "state_files_removed": []}),
 ]
 
 # What the real run learns only by making its change, so that check mode cannot say it: per engine, the paths in
@@ -260,6 +286,9 @@ UNKNOWN_BEFORE_THE_CHANGE = {
                           "once done; the flags it is made of are compared",
     },
     "mps": {"daemons[].verified": "what the daemon says through its pipe once (re)started or sent its settings again"},
+    "slurm_gres": {"gres_conf.backup_file": "the copy of gres.conf the write makes, named by its pid and time",
+                   "cgroup_conf.backup_file": "the copy of cgroup.conf the write makes, named by its pid and time"},
+    "kubelet_config": {"backup_file": "the copy of the kubelet's file the write makes, named by its pid and time"},
 }
 # What check mode must always predict, whatever the engine.
 ALWAYS_COMPARED = ("changed", "reboot_required", "pending", "reset_required", "applied", "diff", "warnings", "msg")
@@ -404,4 +433,21 @@ def test_a_layout_the_gpus_cannot_take_fails_the_call_before_any_feature_changes
     assert result["failed"] and result["failed_feature"] == "mig_layout" and not result["changed"], result
     assert result["msg"].startswith("mig_layout: mig_layouts: GPU 9 is not on this host"), result["msg"]
     assert list(result["features"]) == ["mig_layout"], "a feature ran before the check"
+    assert_unchanged(node, before, "a refused call")
+
+
+def test_kubelet_settings_the_node_cannot_hold_fail_the_call_before_any_feature_changes_the_node(request):
+    """Reserved CPUs the node lacks: the kubelet feature, last in a whole node's plan, refuses before THP changes."""
+    node = kubelet_node(request)
+    thp_host_tree(pathlib.Path(node.root))
+    recorded_units(request, thp_engine)
+    before = node.snapshot()
+    settings = dict(test_kubelet_config.SETTINGS, reservedSystemCPUs="0,200")
+    features = [{"name": "thp", "engine": "thp", "args": THP},
+                {"name": "kubelet", "engine": "kubelet_config",
+                 "args": {"settings": settings, "labels": {"reservedSystemCPUs": "kubelet_topology_reserved_system_cpus"}}}]
+    result = run_module(node_main, {"root": node.root, "features": features}, diff=True)
+    assert result["failed"] and result["failed_feature"] == "kubelet" and not result["changed"], result
+    assert "kubelet_topology_reserved_system_cpus: got '0,200'" in result["msg"], result["msg"]
+    assert list(result["features"]) == ["kubelet"], "a feature ran before the check"
     assert_unchanged(node, before, "a refused call")

@@ -202,3 +202,32 @@ def test_a_missing_file_is_created_and_unknown_fields_warn(host):
     assert written["apiVersion"] == "kubelet.config.k8s.io/v1beta1" and written["kind"] == "KubeletConfiguration"
     assert result["unknown_fields"] == ["someFutureField"]
     assert any("someFutureField" in warning for warning in result["warnings"])
+
+
+DRAIN = {"node": "gpu-worker-7", "delegate_to": "kube-admin", "timeout": 300}
+
+
+def test_with_drain_a_state_reset_waits_for_the_drain_which_check_mode_does_not_say(host):
+    root, kubelet_dir, systemctl = host
+    checked = run(root, check_mode=True, drain=DRAIN)
+    assert checked["changed"] and not checked["waits_for_drain"]
+    assert module.handlers(dict(drain=DRAIN), checked) == []
+
+    waiting = run(root, drain=DRAIN)
+    assert not waiting["changed"] and waiting["waits_for_drain"], waiting
+    assert waiting["state_files_removed"] == checked["state_files_removed"]
+    assert (kubelet_dir / "config.yaml").read_text() == USER_TEXT and systemctl.calls == []
+    assert module.handlers(dict(drain=DRAIN), waiting) == [dict(DRAIN, action="drain")]
+
+    # Drained, the play runs the feature again without drain: the reset.
+    done = run(root)
+    assert done["changed"] and done["service_action"] == "stopped_and_started"
+
+
+def test_with_drain_a_change_without_a_reset_is_made_at_once(host):
+    root, kubelet_dir, systemctl = host
+    run(root)
+    (kubelet_dir / "cpu_manager_state").write_text("{}")
+    result = run(root, settings=dict(SETTINGS, topologyManagerPolicy="restricted"), drain=DRAIN)
+    assert result["changed"] and not result["waits_for_drain"] and result["service_action"] == "restarted"
+    assert module.handlers(dict(drain=DRAIN), result) == []

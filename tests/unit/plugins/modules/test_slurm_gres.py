@@ -6,10 +6,14 @@
 from __future__ import annotations
 
 import os
+from unittest import mock
 
 import pytest
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import gpu_numa_facts
+from ansible_collections.gpuops.hardening.plugins.module_utils.engines import slurm_gres as engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.slurm_gres import BLOCK_BEGIN
+from ansible_collections.gpuops.hardening.plugins.modules.node import main as node_main
 from ansible_collections.gpuops.hardening.plugins.modules.slurm_gres import main as slurm_gres_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import installer
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
@@ -137,3 +141,31 @@ def test_missing_files_are_created(host):
     result = _run(host)
     assert result["changed"] and _read(host, "gres.conf").startswith(BLOCK_BEGIN)
     assert _read(host, "cgroup.conf") == "ConstrainDevices=yes\nConstrainCores=yes\n"
+
+
+def test_a_change_asks_for_slurmds_restart_where_it_is_installed_or_a_reconfigure():
+    changed, unchanged = {"changed": True, "slurmd_installed": True}, {"changed": False, "slurmd_installed": True}
+    spec = {"slurmd_action": "restart", "slurmd_unit": "slurmd.service"}
+    assert engine.handlers(spec, changed) == [{"action": "restart", "unit": "slurmd.service"}]
+    assert engine.handlers(spec, unchanged) == []
+    assert engine.handlers(spec, dict(changed, slurmd_installed=False)) == []
+    assert engine.handlers(dict(spec, slurmd_action="reconfigure"), changed) == [
+        {"action": "command", "argv": ["scontrol", "reconfigure"]}]
+    assert engine.handlers(dict(spec, slurmd_action="none"), changed) == []
+
+
+def test_in_a_node_call_the_lines_describe_the_gpus_the_topology_feature_read(host):
+    """Without gpus, the feature takes the gpu_topology fact of the call's topology feature, which ran before it."""
+    topology = {"name": "topology", "engine": "gpu_numa_facts", "args": {"require_gpu": False}}
+    gres = {"name": "gres", "engine": "slurm_gres", "args": {"topology_feature": "topology"}}
+    with mock.patch.object(gpu_numa_facts, "read_topology", return_value={"gpus": _gpus(), "warnings": []}) as read:
+        result = run_module(node_main, {"root": str(host), "features": [topology, gres]}, diff=True)
+    assert not result.get("failed"), result
+    assert read.call_count == 1
+    assert result["features"]["gres"]["lines"] == ["Name=gpu Type=l40s File=/dev/nvidia0 Cores=0-1",
+                                                   "Name=gpu Type=l40s File=/dev/nvidia1 Cores=2-3"]
+    # Alone (the topology feature left out by the play's tags), the feature reads the GPUs itself.
+    with mock.patch.object(engine, "read_topology", return_value={"gpus": _gpus()[:1], "warnings": []}) as read:
+        alone = run_module(node_main, {"root": str(host), "features": [gres]}, diff=True)
+    assert read.call_count == 1 and alone["features"]["gres"]["lines"] == [
+        "Name=gpu Type=l40s File=/dev/nvidia0 Cores=0-1"]

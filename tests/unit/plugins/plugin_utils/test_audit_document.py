@@ -71,13 +71,16 @@ def test_a_node_that_could_not_be_audited_says_why():
 
 def test_the_states_come_from_the_node_calls_features_and_each_roles_first_failure():
     plan = [{"name": "sysctl_settings", "role": "sysctl"}, {"name": "swap_off", "role": "sysctl"},
-            {"name": "mig_layout", "role": "mig"}, {"name": "mig_boot", "role": "mig"}]
+            {"name": "mig_layout", "role": "mig"}, {"name": "mig_boot", "role": "mig"},
+            {"name": "slurm_gres", "role": "slurm_gres"}]
     node = {"features": {"sysctl_settings": {"changed": False}, "swap_off": {"failed": True, "msg": "would not fit"},
+                         "slurm_gres": {"changed": False},
                          "mig_layout": {"failed": True, "msg": "work in the way"},
                          "mig_boot": {"failed": True, "msg": "the layout did not run"}},
             "failed_features": ["swap_off", "mig_layout", "mig_boot"]}
-    states, errors = node_states(node, plan, {"slurm_gres_state": {"changed": False}})
+    states, errors = node_states(node, plan)
     assert states["sysctl_settings"] == {"changed": False} and states["thp"] is None
     assert states["mig"] == node["features"]["mig_layout"] and states["slurm_gres"] == {"changed": False}
     assert errors == {"sysctl": "would not fit", "mig": "work in the way"}
-    assert node_states({}, [], {}) == (dict.fromkeys(states), {})
+    assert states["kubelet"] is None
+    assert node_states({}, []) == (dict.fromkeys(states), {})

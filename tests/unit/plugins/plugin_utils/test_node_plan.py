@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The node plan: built once from the validated inputs, in NODE_ROLES' order, every feature's arguments valid for
-its engine, and the playbooks, roles and audit held to it (tags, groups, feature names)."""
+"""The node plan: built once from the validated inputs, in PLAN_ROLES' order (the group roles' features for the
+hosts of their groups), every feature's arguments valid for its engine, and the playbooks, roles and audit held to
+it (tags, groups, feature names)."""
 
 from __future__ import annotations
 
@@ -23,18 +24,23 @@ EVERYTHING = {"mig_state": "present", "mig_layouts": {0: {"mig_enabled": True, "
               "mps_state": "present", "mps_gpu_sets": {"left": [1]}}
 
 
+# A host in every group: its plan has every feature.
+EVERY_GROUP = [group for dummy, group in node_plan.GROUP_ROLES]
+
+
 def plan_for(given, wanted=node_plan.NODE_ROLES, read_yaml=None):
     errors, _profile, inputs = check_collection(ROLES, given)
     assert not errors, errors
-    return node_plan.node_plan(inputs, ROLES, node_plan.PlanContext(ROLES_DIR, read_yaml), wanted)
+    return node_plan.node_plan(inputs, ROLES, node_plan.PlanContext(ROLES_DIR, read_yaml, "gpu-node-1"), wanted)
 
 
 @pytest.mark.parametrize("given", [{}, {"gpuops_profile": "inference"}, EVERYTHING])
-def test_every_feature_runs_in_the_guides_order_with_arguments_its_engine_takes(given):
-    plan = plan_for(given)
+@pytest.mark.parametrize("groups", [[], EVERY_GROUP])
+def test_every_feature_runs_in_the_guides_order_with_arguments_its_engine_takes(given, groups):
+    plan = plan_for(given, node_plan.plan_roles(groups))
     roles = [entry["role"] for entry in plan]
-    assert roles == sorted(roles, key=node_plan.NODE_ROLES.index)
-    assert set(roles) == set(node_plan.NODE_ROLES)
+    assert roles == sorted(roles, key=node_plan.PLAN_ROLES.index)
+    assert set(roles) == set(node_plan.NODE_ROLES) | set(role for role, group in node_plan.GROUP_ROLES if group in groups)
     assert all(entry["engine"] in ENGINES and entry["tags"][0] == entry["role"] for entry in plan)
     checked = checked_plan(plan, "/", 30)
     assert [name for name, dummy, dummy in checked] == [entry["name"] for entry in plan]
@@ -107,10 +113,10 @@ def node_imports(path):
 
 def test_site_yml_carries_every_tag_of_the_plan():
     (site,) = node_imports(os.path.join(ROOT, "playbooks", "site.yml"))
-    assert site["tags"] == node_plan.all_tags(plan_for(EVERYTHING))
+    assert site["tags"] == node_plan.all_tags(plan_for(EVERYTHING, node_plan.plan_roles(EVERY_GROUP)))
 
 
-@pytest.mark.parametrize("role", node_plan.NODE_ROLES)
+@pytest.mark.parametrize("role", node_plan.PLAN_ROLES)
 def test_a_role_alone_carries_the_tags_of_its_features(role):
     (alone,) = node_imports(os.path.join(ROLES_DIR, role, "tasks", "features.yml"))
     assert alone["tags"] == node_plan.all_tags(plan_for(EVERYTHING, (role,)))
@@ -124,18 +130,29 @@ def test_the_partitioning_playbooks_run_their_roles_features(playbook, role):
     assert "selectattr('role', 'equalto', '%s')" % role in use["vars"]["__gpuops_node_features"]
 
 
-def test_the_group_roles_run_in_site_yml_on_their_groups_after_the_node_call():
+def test_the_group_roles_end_the_plan_of_the_hosts_in_their_groups_only():
+    assert node_plan.plan_roles([]) == node_plan.NODE_ROLES
+    assert node_plan.plan_roles(["kubernetes_nodes", "other"]) == node_plan.NODE_ROLES + ("kubelet_topology",)
+    plan = plan_for({"kubelet_topology_drain": True}, node_plan.plan_roles(EVERY_GROUP))
+    assert [entry["name"] for entry in plan][-2:] == ["slurm_gres", "kubelet"]
+    kubelet = plan[-1]["args"]
+    assert kubelet["drain"] == {"node": "gpu-node-1", "delegate_to": "localhost", "timeout": 600}
+    assert "drain" not in plan_for({}, ("kubelet_topology",))[0]["args"]
     plays = read_yaml_file(os.path.join(ROOT, "playbooks", "site.yml"))
-    by_role = {}
-    for index, play in enumerate(plays):
-        for task in play.get("tasks") or []:
-            name = (task.get("ansible.builtin.import_role") or {}).get("name", "")
-            if name.startswith("gpuops.hardening.") and name != "gpuops.hardening.validate":
-                by_role[name.split(".")[-1]] = (index, play["hosts"])
-    node_play = next(index for index, play in enumerate(plays) if play.get("hosts") == "gpu_nodes")
-    assert [(role, group) for role, (dummy, group) in sorted(by_role.items(), key=lambda item: item[1])] == list(
-        node_plan.GROUP_ROLES)
-    assert all(index > node_play for index, dummy in by_role.values())
+    assert [play["hosts"] for play in plays if "hosts" in play] == ["gpu_nodes"]
+
+
+def test_slurmd_gets_its_memlock_limit_from_the_memlock_feature_and_gres_the_calls_topology():
+    given = {"memlock_service_units": ["a.service"]}
+    whole = dict((entry["name"], entry) for entry in plan_for(given, node_plan.plan_roles(["slurm_nodes"])))
+    assert whole["memlock"]["args"]["units"] == ["a.service", "slurmd.service"]
+    assert whole["memlock"]["tags"][-2:] == ["slurm_gres", "slurm_gres_memlock"]
+    assert whole["slurm_gres"]["args"]["topology_feature"] == "numa_topology" == whole["numa_topology"]["name"]
+    assert dict((entry["name"], entry) for entry in plan_for(given))["memlock"]["args"]["units"] == ["a.service"]
+    alone = plan_for({"memlock_service_units": ["a.service"]}, ("slurm_gres",))
+    assert [entry["name"] for entry in alone] == ["memlock", "slurm_gres"]
+    assert alone[0]["args"]["units"] == ["a.service", "slurmd.service"]
+    assert [entry["name"] for entry in plan_for({"slurm_gres_memlock": False}, ("slurm_gres",))] == ["slurm_gres"]
 
 
 def test_every_role_is_a_node_role_a_group_role_or_one_that_only_reads():
@@ -145,7 +162,7 @@ def test_every_role_is_a_node_role_a_group_role_or_one_that_only_reads():
 
 
 def test_the_audit_reads_features_the_plan_has():
-    names = set(entry["name"] for entry in plan_for(EVERYTHING))
+    names = set(entry["name"] for entry in plan_for(EVERYTHING, node_plan.plan_roles(EVERY_GROUP)))
     assert set(audit_document.NODE_FEATURES.values()) <= names
 
 
