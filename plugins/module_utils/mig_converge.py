@@ -11,7 +11,9 @@ Contract::
                       clients=None, root="/", require_applied=False, gpus=None, where=None)
 
 ``smi.call(args, allowed_rc=(0,))`` runs ``nvidia-smi *args`` and returns its
-stdout, or raises SmiError with the command's text. ``layouts`` is ``{gpu index:
+stdout, or raises SmiError with the command's text; ``smi.read`` is the same for a
+survey read, which a node call may answer with the same read made since the node
+last changed (smi_tool); polls use ``call``. ``layouts`` is ``{gpu index:
 {"mig_enabled": bool, "mig_devices": {profile: count}}}`` (profiles as mig-parted
 names them, see mig_plan). ``clients`` is None (nothing to stop: at boot, before
 any GPU client runs) or has ``stop()``, which returns the units it stopped or

@@ -21,7 +21,7 @@ QUERY = ["--query-gpu=index,uuid,name,pci.device_id,pci.bus_id,mig.mode.current,
 
 
 def read_gpus(smi):
-    return nvidia_smi.parse_query_csv(smi.call(QUERY))
+    return nvidia_smi.parse_query_csv(smi.read(QUERY))
 
 
 def read_profile_tables(smi, gpus):
@@ -29,8 +29,8 @@ def read_profile_tables(smi, gpus):
     enabled = [int(g["index"]) for g in gpus if g["mig.mode.current"] == "Enabled"]
     tables = {}
     if enabled:
-        rows = nvidia_smi.parse_gpu_instance_profiles(smi.call(["mig", "-lgip"]))
-        placements = nvidia_smi.parse_gpu_instance_placements(smi.call(["mig", "-lgipp"]))
+        rows = nvidia_smi.parse_gpu_instance_profiles(smi.read(["mig", "-lgip"]))
+        placements = nvidia_smi.parse_gpu_instance_placements(smi.read(["mig", "-lgipp"]))
         tables = dict((index, gpu_profiles(rows, placements, index)) for index in enabled)
     by_model = dict((g["name"], tables[int(g["index"])]) for g in gpus if int(g["index"]) in tables)
     for gpu in gpus:
@@ -45,8 +45,8 @@ def read_instances(smi, gpus):
     if not found:
         return found
     # Exit code 6 with "No GPU instances found" is an empty list, not a failure.
-    listed = nvidia_smi.parse_gpu_instances(smi.call(["mig", "-lgi"], allowed_rc=(0, 6)))
-    computes = nvidia_smi.parse_compute_instances(smi.call(["mig", "-lci"], allowed_rc=(0, 6))) if listed else []
+    listed = nvidia_smi.parse_gpu_instances(smi.read(["mig", "-lgi"], allowed_rc=(0, 6)))
+    computes = nvidia_smi.parse_compute_instances(smi.read(["mig", "-lci"], allowed_rc=(0, 6))) if listed else []
     for instance in listed:
         instance["compute_instances"] = [ci for ci in computes
                                          if ci["gpu"] == instance["gpu"] and ci["gpu_instance"] == instance["id"]]
@@ -62,7 +62,7 @@ def read_offers(smi, instances, layouts):
     if not any(i["profile"] in named for listed in instances.values() for i in listed):
         return {}
     found = {}
-    rows = nvidia_smi.parse_compute_instance_profiles(smi.call(["mig", "-lcip"], allowed_rc=(0, 6)))
+    rows = nvidia_smi.parse_compute_instance_profiles(smi.read(["mig", "-lcip"], allowed_rc=(0, 6)))
     for gpu, listed in instances.items():
         for instance in listed:
             names = [row["profile"] for row in rows if row["gpu"] == gpu and row["gpu_instance"] == instance["id"]]

@@ -75,12 +75,14 @@ def checked_plan(features, root, lock_timeout):
     return plan
 
 
-def refusal_before_any_change(module, plan):
+def refusal_before_any_change(module, plan, reads):
     """(name, result) of the first CHECKED_FIRST feature that refuses the node as it is, in check mode, or None.
 
     The check reads the node before any feature of the call has changed it, as a validation play before the
     call would (an MPS daemon that would stay off is not checked: removing refuses nothing)."""
     host = NodeHost(module)
+    # Its survey reads answer the converge's while nothing changes the node (shared_reads.py).
+    host.reads = reads
     for name, engine, spec in plan:
         if engine.NAME not in CHECKED_FIRST or spec.get("state", "present") != "present":
             continue
@@ -107,7 +109,7 @@ def converge_node(module, plan, keep_going=False, timings=False):
     if legacy_record:
         result.update(changed=True, legacy_record_removed=legacy_record)
     warnings = list(host.warnings)
-    refused = None if module.check_mode else refusal_before_any_change(module, plan)
+    refused = None if module.check_mode else refusal_before_any_change(module, plan, host.reads)
     if refused:
         name, outcome = refused
         result["features"][name] = outcome
@@ -124,6 +126,8 @@ def converge_node(module, plan, keep_going=False, timings=False):
         except FeatureFailed as failure:
             outcome = dict(failure.result, failed=True, msg=failure.msg)
         seconds[name] = round(time.monotonic() - started, 4)
+        if outcome.get("changed") or outcome.get("failed"):
+            host.reads.forget()
         warnings.extend("%s: %s" % (name, warning) for warning in host.warnings[first_warning:])
         result["diff"].extend(outcome.pop("diff", None) or [])
         host.facts[name] = outcome.pop("ansible_facts", None) or {}
@@ -142,4 +146,5 @@ def converge_node(module, plan, keep_going=False, timings=False):
         result["ansible_facts"] = facts
     if timings:
         result["timings"] = seconds
+        result["nvidia_smi_reads_shared"] = host.reads.answered
     return result, warnings

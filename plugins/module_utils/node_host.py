@@ -6,7 +6,9 @@
 A feature engine (module_utils/engines/) is plain Python, converge(spec, host, check_mode) -> result.
 It reaches the node only through the host: commands (argv lists, the C locale and a timeout, through
 commands.run) and file writes (managed_files). Every read is made when the engine asks: an engine sees
-the node as the engines before it left it, and nothing is kept past the call.
+the node as the engines before it left it, and nothing is kept past the call. The one exception is an
+nvidia-smi survey read, answered by the same read made earlier in the call while nothing has changed
+the node since (shared_reads.py); polls never are.
 
 host.feature() gives an engine its own view of the call (FeatureRun): its spec, its check mode, its
 warnings, and a failure that names the feature. FeatureRun offers the handful of AnsibleModule methods
@@ -21,6 +23,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.shared_reads import SharedReads
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import STATE_DIR
 
 # The replay record of gpuops.hardening 1.x, which 2.0 no longer reads (CHANGELOG: 2.0.0).
@@ -47,8 +50,10 @@ class NodeHost(object):
         self.results = {}
         # Each feature's facts by name (a feature's result as recorded in results leaves them out).
         self.facts = {}
+        self.reads = SharedReads()
 
     def run_command(self, args, **kwargs):
+        self.reads.seen(args)
         return self.module.run_command(args, **kwargs)
 
     def feature(self, name, spec, check_mode):
@@ -95,6 +100,7 @@ class FeatureRun(object):
 
     # File ownership and moves: AnsibleModule's own, which honour the call's check mode and SELinux contexts.
     def atomic_move(self, *args, **kwargs):
+        self.host.reads.forget()
         return self.host.module.atomic_move(*args, **kwargs)
 
     def set_owner_if_different(self, *args, **kwargs):

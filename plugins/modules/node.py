@@ -32,7 +32,9 @@ description:
   - The first feature that fails stops the call; the result names it (RV(failed_feature)) and the features after it
     do not run, unless O(keep_going) is set.
   - Every feature reads the node when it runs, so each sees what the features before it changed (a MIG layout,
-    say). Nothing is kept between calls.
+    say). Nothing is kept between calls. Within the call, a feature's first nvidia-smi reads may be answered by
+    the same reads made earlier in the call while no command, file write or feature has changed the node since;
+    polls after a change always run nvidia-smi.
   - Supports check mode, diff mode and C(async), for changes that outlast an SSH or AWX idle limit (a MIG change,
     a swapoff).
 author:
@@ -55,7 +57,8 @@ options:
     default: false
   timings:
     description:
-      - Also return RV(timings), each feature's seconds in this call (the collection's benchmark reads them).
+      - Also return RV(timings), each feature's seconds in this call, and RV(nvidia_smi_reads_shared) (the
+        collection's benchmark reads them).
     type: bool
     default: false
   features:
@@ -141,6 +144,11 @@ timings:
   returned: when O(timings) is set
   type: dict
   sample: {"sysctl_settings": 0.012, "thp": 0.004}
+nvidia_smi_reads_shared:
+  description: How many nvidia-smi reads of the features were answered by the same read made earlier in the call.
+  returned: when O(timings) is set
+  type: int
+  sample: 6
 ansible_facts:
   description: The facts the features set, for example C(gpu_topology) from a C(gpu_numa_facts) feature.
   returned: when a feature sets facts

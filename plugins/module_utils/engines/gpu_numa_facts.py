@@ -48,7 +48,8 @@ def query_nvidia_smi(smi):
     """(query, matrix, gpu_list, notes) from one -q -x and one topo -m, run at once, and, for MIG, one -L."""
     notes = []
     timeout = smi.timeout
-    query_outcome, matrix_outcome = smi.together(["-q", "-x"], ["topo", "-m"])
+    # The node's first look: reads the call made since the node last changed answer (smi_tool).
+    query_outcome, matrix_outcome = smi.together(["-q", "-x"], ["topo", "-m"], survey=True)
     if isinstance(query_outcome, CommandTimeout):
         raise query_outcome
     rc, out, err = query_outcome
@@ -69,7 +70,7 @@ def query_nvidia_smi(smi):
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        output = _optional_output("nvidia-smi -L", smi.outcome(["-L"]), timeout, notes,
+        output = _optional_output("nvidia-smi -L", smi.together(["-L"], survey=True)[0], timeout, notes,
                                   "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)

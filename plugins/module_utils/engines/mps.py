@@ -59,9 +59,10 @@ class Converger(object):
         except CommandTimeout as error:
             self.fail("%s; the NVIDIA driver or MPS daemon is not answering" % error)
 
-    def smi(self, args):
+    def smi(self, args, survey=False):
+        """nvidia-smi ARGS run now; survey: the node's first look, which a read since the last change may answer."""
         try:
-            return self.smi_tool.call(args)
+            return self.smi_tool.read(args) if survey else self.smi_tool.call(args)
         except NvidiaSmiFailed as error:
             return self.fail(str(error))
 
@@ -300,7 +301,7 @@ def converge_absent(converger):
 def plan(converger):
     """Checks every input against the host before any change: (sets, the GPUs, multiuser by set)."""
     params = converger.params
-    gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS))
+    gpus = mps.parse_gpus(converger.smi(mps.QUERY_GPUS, survey=True))
     sets, errors = mps.resolve_sets(params["gpu_sets"], gpus)
     if not params["allow_mig"]:
         errors.extend(mps.mig_refusals(sets))

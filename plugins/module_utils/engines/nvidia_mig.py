@@ -35,6 +35,12 @@ class Smi(NvidiaSmi):
         except NvidiaSmiFailed as error:
             raise SmiError(str(error))
 
+    def read(self, args, allowed_rc=(0,)):
+        try:
+            return super(Smi, self).read(args, allowed_rc)
+        except NvidiaSmiFailed as error:
+            raise SmiError(str(error))
+
 
 # (LoadState, ActiveState) of a GPU client that must be stopped around a disruptive change.
 RUNNING_STATES = [("loaded", state) for state in ("active", "activating", "reloading")]

@@ -201,3 +201,38 @@ def test_the_topology_and_mig_features_ask_the_play_for_packages_and_a_reboot():
     (reboot,) = nvidia_mig_engine.handlers({}, waiting)
     assert reboot["action"] == "reboot" and "GPU 2: no reset; reboot the node" in reboot["msg"]
     assert nvidia_mig_engine.handlers({}, {"gpus": [{"index": 0, "reboot_required": False}]}) == []
+
+
+# The MIG survey: the GPUs' modes, the profile and placement tables, the instances (mig_survey.py).
+SURVEY = (("--query-gpu=index,uuid,name,pci.device_id,pci.bus_id,mig.mode.current,mig.mode.pending",), ("-lgip",),
+          ("-lgipp",), ("-lgi",), ("-lci",))
+
+
+def test_the_check_before_any_change_and_the_converge_share_the_mig_survey_until_the_node_changes(mig_node):
+    """On a converged node the survey the first check read answers the converge's; the process check (-q -x), which
+    guards against work on the GPUs, is read again. Once a feature changes the node, everything is read again."""
+    node = mig_node(mig_gpus=(0,))
+    layout = {"name": "mig_layout", "engine": "nvidia_mig",
+              "args": {"layouts": {0: {"mig_enabled": True, "mig_devices": {"3g.40gb": 1, "1g.10gb": 2}}}}}
+    first = run_module(node_main, {"root": node.root, "features": [layout], "timings": True}, diff=True)
+    assert not first["failed"] and first["changed"], first
+
+    node.calls.clear()
+    again = run_module(node_main, {"root": node.root, "features": [layout], "timings": True}, diff=True)
+    assert not again["failed"] and not again["changed"], again
+    assert [len(node.ran(*words)) for words in SURVEY] == [1] * len(SURVEY), node.calls
+    assert len(node.ran("-q", "-x")) == 2 and again["nvidia_smi_reads_shared"] == len(SURVEY)
+
+    # A change in between (the first layout on GPU 0 again, after the test removes an instance): read again.
+    node.calls.clear()
+    twice = dict(layout, name="mig_layout_again")
+    node.smi("mig", "-i", "0", "-gi", str(node.instances(0)[0][0]), "-dci")
+    node.smi("mig", "-i", "0", "-gi", str(node.instances(0)[0][0]), "-dgi")
+    node.calls.clear()
+    changed = run_module(node_main, {"root": node.root, "features": [layout, twice], "timings": True}, diff=True)
+    assert not changed["failed"] and changed["features"]["mig_layout"]["changed"], changed
+    assert not changed["features"]["mig_layout_again"]["changed"], changed
+    # The checks of both features and the first converge share one survey; the creation forgets it, so the second
+    # feature reads anew.
+    assert [len(node.ran(*words)) for words in SURVEY] == [2] * len(SURVEY), node.calls
+    assert changed["nvidia_smi_reads_shared"] == 2 * len(SURVEY)
