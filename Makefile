@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule reliability slurm kernel bench build release-check clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule reliability slurm kernel bench device-check device-check-bundle build release-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -60,6 +60,12 @@ kernel: venv ## Molecule kernel scenario on a qemu VM (live values and reboots)
 
 bench: venv ## Whole site.yml (floor, first converge, no-op, round trips per role, facts module, MIG) on 1, 8 and 32 lab nodes; not a test
 	@scripts/bench.sh
+
+device-check: ## On a machine with real NVIDIA GPUs: read-only captures, the facts module's cost, the baseline and the audit, into OUT=dir
+	@scripts/device-check.sh "$(OUT)"
+
+device-check-bundle: venv ## Build build/device-check, all `make device-check` needs where only Python and the driver are installed
+	@.venv/bin/python scripts/device_check_bundle.py build/device-check
 
 release-check: venv ## The changelog, the built artifact's contents and galaxy-importer with Automation Hub's settings
 	@scripts/release-check.sh
