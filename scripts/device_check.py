@@ -52,12 +52,17 @@ CONTROLLER_PYTHON = (3, 11)
 DEFAULT_RUNS = 11
 MIN_RUNS = 10
 TARGET_RATIO = 1.2
-# Under 5 minutes on an 8-GPU node, with room for the tables at the end.
+# Under 5 minutes on an 8-GPU node: no command runs past the budget by more than MIN_TIMEOUT_S, and
+# the steps after it are skipped, saying so.
 DEFAULT_BUDGET_S = 270
+MIN_TIMEOUT_S = 5
 # What the audit needs at least; the baseline stops starting GPUs while it would eat into it.
 AUDIT_RESERVE_S = 75
 CAPTURE_TIMEOUT_S = 60
-BASELINE = {"sizes_mib": [1, 64, 1024], "repeats": 5, "max_memory_mib": 1024, "timeout": 60}
+# The baseline's options (gpu_baseline's defaults but 3 repeats), and about what one GPU's figures take:
+# the baseline starts a GPU only with that much of the budget left beyond the audit's reserve.
+BASELINE = {"sizes_mib": [1, 64, 1024], "repeats": 3, "max_memory_mib": 1024, "timeout": 60}
+BASELINE_GPU_S = 30
 
 QUERY_FIELDS = ("index", "pci.bus_id", "uuid", "name", "driver_version", "persistence_mode", "mig.mode.current",
                 "mig.mode.pending", "compute_mode", "memory.total", "pcie.link.gen.current", "pcie.link.gen.max",
@@ -255,6 +260,7 @@ class Check(object):
         problem = read_only_problem(argv)
         if problem:
             raise Problem("refused to run %s: %s" % (shlex.join(argv), problem))
+        timeout = max(MIN_TIMEOUT_S, min(timeout, self.left()))
         sink = subprocess.PIPE if keep_output else subprocess.DEVNULL
         started = time.monotonic()
         try:
@@ -263,7 +269,7 @@ class Check(object):
         except OSError as error:
             return 127, "", "%s: %s" % (argv[0], error.strerror or error), 0.0
         try:
-            out, err = process.communicate(timeout=max(1, timeout))
+            out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self._stop(process)
             out, err = process.communicate()
@@ -389,7 +395,7 @@ class Check(object):
                 now_utc().isoformat(), "" if self.root == "/" else "; files read below %s" % self.root),
         ]
         if rc is not None or seconds is not None:
-            lines.append("exit code: %s%s" % ("none (stopped after %d s)" % CAPTURE_TIMEOUT_S if rc is None else rc,
+            lines.append("exit code: %s%s" % ("none (stopped at its timeout)" if rc is None else rc,
                                               "; %.2f s" % seconds if seconds is not None else ""))
         lines.extend("stderr: %s" % line for line in (err or "").splitlines() if line.strip())
         return "".join("# %s\n" % line for line in lines)
@@ -513,7 +519,7 @@ class Check(object):
                 if rc != 0:
                     raise Problem("%s exited with %s during the timed runs" % (" ".join(argv[:3]), rc))
                 times[name].append(round(seconds, 4))
-            if self.left() < AUDIT_RESERVE_S + 60 and done >= MIN_RUNS:
+            if self.left() < AUDIT_RESERVE_S + BASELINE_GPU_S and done >= MIN_RUNS:
                 break
         medians = dict((name, statistics.median(values)) for name, values in times.items())
         timings = {
@@ -670,12 +676,13 @@ class Check(object):
         reserve = 0 if "audit" in self.skip else AUDIT_RESERVE_S
         for group in groups:
             indexes = ", ".join(str(gpu["index"]) for gpu in group)
-            if (calls or errors) and self.left() - reserve < BASELINE["timeout"] * 2:
+            # Without a driver the one call only says why; it takes a second.
+            if loadable and self.left() - reserve < BASELINE_GPU_S:
                 not_measured.extend(gpu["index"] for gpu in group)
                 continue
             self.payload("gpu_baseline", {"node": self.machine["hostname"], "topology": dict(self.facts, gpus=group)})
             try:
-                call = self.run_module("baseline_module", max(BASELINE["timeout"], self.left() - reserve))
+                call = self.run_module("baseline_module", self.left() - reserve)
             except Problem as problem:
                 errors.append("GPU %s: %s" % (indexes, problem))
                 continue

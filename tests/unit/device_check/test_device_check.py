@@ -260,7 +260,7 @@ def test_with_a_driver_the_baseline_measures_each_gpu_in_a_call_of_its_own(tmp_p
 
 
 def test_the_budget_stops_the_baseline_between_gpus_and_says_which_were_left(tmp_path):
-    # Each GPU takes 150 s: after two, 100 s are left, short of the audit's reserve and two process timeouts.
+    # Each GPU takes 150 s: after two, 100 s are left, short of the audit's reserve and one GPU's time.
     record, result = Baseline(tmp_path, remaining=400, cost=150).run()
     assert record["status"] == "ok" and result["not_measured_gpus"] == [2]
     assert record["reason"] == "the time budget stopped it before GPU(s) 2"
