@@ -548,12 +548,16 @@ class Check(object):
         report = {"parses": [], "agreements": [], "observations": []}
 
         def parse(key, parser, function):
-            rc, text = self.captures.get(key, (None, None))
+            """The parser on the capture file as written, without its # header."""
+            rc = self.captures.get(key, (None,))[0]
             entry = {"capture": command_row(key)[1], "parser": parser, "ok": False}
             report["parses"].append(entry)
-            if text is None or rc != 0:
+            if rc != 0:
                 entry["error"] = "not captured (exit code %s)" % rc
                 return None
+            with open(self.path("captures", entry["capture"]), encoding="utf-8") as handle:
+                lines = handle.read().splitlines(True)
+            text = "".join(lines[next((index for index, line in enumerate(lines) if not line.startswith("#")), len(lines)):])
             try:
                 parsed = function(text)
             except Exception as error:  # pylint: disable=broad-exception-caught
