@@ -43,6 +43,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -738,7 +739,14 @@ class Check(object):
                                 "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8",
                                 "PYTHONUTF8": "1"})
         argv = self.argv_of("audit")
-        rc, out, err, seconds = self.run(argv, self.left() - 10, env=env)
+        # ansible-core 2.21 serves its workers over a Unix socket made under TMPDIR, whose path may not pass 107
+        # bytes: a deep OUT would stop it ("Local RPC server did not start"). A short folder of its own, removed after.
+        short_tmp = tempfile.mkdtemp(prefix="gpuops-dc-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        env["TMPDIR"] = short_tmp
+        try:
+            rc, out, err, seconds = self.run(argv, self.left() - 10, env=env)
+        finally:
+            shutil.rmtree(short_tmp, ignore_errors=True)
         record["files"].append(self.write("audit/ansible-playbook.log", "$ %s\n%s%s" % (shlex.join(argv), out, err)))
         document = self._read_json(os.path.join(report_dir, "nodes", "%s.json" % host))
         summary = {"status": "ran", "exit_code": rc, "seconds": round(seconds, 1), "argv": argv,

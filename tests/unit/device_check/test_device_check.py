@@ -163,12 +163,20 @@ def expected_files():
     return files
 
 
+def log_tail(path, lines=40):
+    """The end of a step's log, for a failure's message."""
+    if not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return "\n%s:\n%s" % (path, "".join(handle.readlines()[-lines:]))
+
+
 def test_on_an_emulated_node_it_writes_every_file_and_changes_nothing(bundle, node, tmp_path):
     before, _state = gpu_settings(node["state"])
     out = tmp_path / "out"
     done = subprocess.run([ENTRY, str(out), "--root", node["root"], "--runs", "3"], capture_output=True, text=True, check=False, timeout=600,
                           env=environment(PATH=node["bin"] + os.pathsep + os.environ["PATH"], PYTHON=sys.executable, DEVICE_CHECK_BUNDLE=bundle))
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr + log_tail(out / "audit" / "ansible-playbook.log")
     with open(out / "summary.json", encoding="utf-8") as handle:
         summary = json.load(handle)
 
