@@ -55,12 +55,18 @@ def is_nvidia_smi_query(argv):
     if args[:1] == ["topo"]:
         return True
     if args[:1] == ["mig"]:
-        return len(args) > 1 and all(arg in SMI_MIG_LISTS or not arg.startswith("-") or arg == "-i" for arg in args[1:]) \
-            and any(arg in SMI_MIG_LISTS for arg in args[1:])
+        options = [arg for arg in args[1:] if arg.startswith("-") and arg != "-i"]
+        return bool(options) and all(arg in SMI_MIG_LISTS for arg in options)
     # -i <gpu> selects a GPU for a query as for a change; the query flag decides.
-    changing = [arg for arg in args if arg.startswith("-") and arg != "-i" and arg not in ("-x", "--xml-format")
-                and not arg.startswith(SMI_QUERY_FLAGS) and not arg.startswith("--format")]
+    changing = [arg for arg in args if is_changing_option(arg)]
     return bool(args) and not changing and any(arg.startswith(SMI_QUERY_FLAGS) for arg in args)
+
+
+def is_changing_option(arg):
+    """Whether an nvidia-smi option (outside `mig`) may change the GPUs: any but the query, format and -i ones."""
+    if not arg.startswith("-") or arg in ("-i", "-x", "--xml-format"):
+        return False
+    return not arg.startswith(SMI_QUERY_FLAGS + ("--format",))
 
 
 def leaves_node_as_is(argv):
@@ -93,9 +99,10 @@ class SharedReads(object):
 
     def record(self, argv, outcome):
         """Keep a successful nvidia-smi read's outcome (exit code 6 of a MIG list: none found)."""
-        found_none = len(argv) > 1 and str(argv[1]) == "mig"
-        if isinstance(outcome, tuple) and (outcome[0] == 0 or (found_none and outcome[0] == 6)) \
-                and is_nvidia_smi_query(argv):
+        if not isinstance(outcome, tuple) or not is_nvidia_smi_query(argv):
+            return
+        found_none = len(argv) > 1 and str(argv[1]) == "mig" and outcome[0] == 6
+        if outcome[0] == 0 or found_none:
             self._outcomes[tuple(argv)] = outcome
 
     def seen(self, argv):

@@ -246,18 +246,18 @@ def _tagged(tags, run_tags, skip_tags):
     if "always" in tags and "always" not in skip_tags:
         runs = True
     else:
-        runs = bool(("all" in run_tags and "never" not in tags) or tags & run_tags
-                    or ("tagged" in run_tags and tags) or ("untagged" in run_tags and not tags))
-    skipped = bool(tags & skip_tags - {"always"} or ("tagged" in skip_tags and tags) or "all" in skip_tags
-                   or ("always" in tags and "always" in skip_tags))
+        runs = bool(("all" in run_tags and "never" not in tags) or tags & run_tags or
+                    ("tagged" in run_tags and tags) or ("untagged" in run_tags and not tags))
+    skipped = bool(tags & skip_tags - {"always"} or ("tagged" in skip_tags and tags) or "all" in skip_tags or
+                   ("always" in tags and "always" in skip_tags))
     return runs and not skipped
 
 
 def selected(features, run_tags, skip_tags):
     """The features the play's tags select; a feature without tags always runs."""
     return [entry for entry in features
-            if not isinstance(entry, dict) or entry.get("tags") is None
-            or _tagged(entry["tags"], run_tags, skip_tags)]
+            if not isinstance(entry, dict) or entry.get("tags") is None or
+            _tagged(entry["tags"], run_tags, skip_tags)]
 
 
 def all_tags(plan):
