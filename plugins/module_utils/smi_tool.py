@@ -40,23 +40,13 @@ class NvidiaSmi(object):
         """The call's shared reads (a NodeHost's), or None outside one."""
         return getattr(getattr(self.feature, "host", None), "reads", None)
 
-    def _recorded(self, argv):
-        reads = self._reads
-        return reads.recorded(argv) if reads is not None else None
-
-    def _record(self, argv, outcome):
-        if self._reads is not None:
-            self._reads.record(argv, outcome)
-        return outcome
-
     def call(self, args, allowed_rc=(0,)):
         """stdout of nvidia-smi ARGS, run now; NvidiaSmiFailed when it fails or hangs."""
         return self._checked(args, self.outcome(args), allowed_rc)
 
     def read(self, args, allowed_rc=(0,)):
         """call(), or, in a node call, the same read made since the node last changed: for a survey, never a poll."""
-        recorded = self._recorded(self.argv(args))
-        return self._checked(args, recorded or self.outcome(args), allowed_rc)
+        return self._checked(args, self.outcome(args, survey=True), allowed_rc)
 
     def _checked(self, args, outcome, allowed_rc):
         if isinstance(outcome, CommandTimeout):
@@ -66,25 +56,36 @@ class NvidiaSmi(object):
             raise NvidiaSmiFailed("nvidia-smi %s failed with exit code %s: %s" % (" ".join(args), rc, (err or out).strip()))
         return out
 
-    def outcome(self, args):
-        """(rc, stdout, stderr) of nvidia-smi ARGS run now, or the CommandTimeout: for a read whose failure is not
-        fatal."""
-        argv = self.argv(args)
-        if self._reads is not None:
-            self._reads.seen(argv)  # a change forgets what was read before it
-        try:
-            return self._record(argv, run(self.feature, argv, timeout=self.timeout))
-        except CommandTimeout as error:
-            return error
+    def outcome(self, args, survey=False):
+        """(rc, stdout, stderr) of nvidia-smi ARGS, or the CommandTimeout: for a read whose failure is not fatal. Run
+        now, or, with survey, taken from the same read made since the node last changed."""
+        return self.together(args, survey=survey)[0]
 
     def together(self, *calls, **options):
-        """The outcomes of several reads started at once (each as outcome() gives it); with survey=True, those
+        """The outcomes of several reads started at once, each as outcome() gives it; with survey=True, those
         recorded since the node last changed are taken as read() takes them."""
+        reads = self._reads
         argvs = [self.argv(args) for args in calls]
-        found = [self._recorded(argv) if options.get("survey") else None for argv in argvs]
+        found = [reads.recorded(argv) if reads is not None and options.get("survey") else None for argv in argvs]
         missing = [argv for argv, outcome in zip(argvs, found) if outcome is None]
-        for argv in missing:
-            if self._reads is not None:
-                self._reads.seen(argv)
-        fresh = iter(run_together(self.feature, missing, timeout=self.timeout) if missing else [])
-        return [outcome if outcome is not None else self._record(argv, next(fresh)) for argv, outcome in zip(argvs, found)]
+        if reads is not None:
+            for argv in missing:
+                reads.seen(argv)  # a change forgets what was read before it
+        fresh = iter(self._run(missing))
+        outcomes = []
+        for argv, outcome in zip(argvs, found):
+            if outcome is None:
+                outcome = next(fresh)
+                if reads is not None:
+                    reads.record(argv, outcome)
+            outcomes.append(outcome)
+        return outcomes
+
+    def _run(self, argvs):
+        """Each argv's run_outcome(): one in this thread, several at once."""
+        if len(argvs) != 1:
+            return run_together(self.feature, argvs, timeout=self.timeout) if argvs else []
+        try:
+            return [run(self.feature, argvs[0], timeout=self.timeout)]
+        except CommandTimeout as error:
+            return [error]

@@ -70,7 +70,7 @@ def query_nvidia_smi(smi):
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):
-        output = _optional_output("nvidia-smi -L", smi.together(["-L"], survey=True)[0], timeout, notes,
+        output = _optional_output("nvidia-smi -L", smi.outcome(["-L"], survey=True), timeout, notes,
                                   "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)
