@@ -3,16 +3,26 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Running external commands from modules: argv lists, C locale, and a timeout.
 
-AnsibleModule.run_command has no timeout of its own, so every command is wrapped
-in coreutils ``timeout``: a hung tool (a wedged GPU driver, say) ends the module
-with a clear error instead of blocking the play.
+Every command is wrapped in coreutils ``timeout``: a hung tool (a wedged GPU driver,
+say) ends the module with a clear error instead of blocking the play.
+
+Commands run through subprocess's communicate(), not AnsibleModule.run_command: that
+loop polls the child twice after its pipes close, and when the child exits between the
+two polls it waits on no pipes for a whole second (ansible-core 2.19, basic.py). A child
+that is a ``timeout`` wrapper exits a moment after its pipes close, so on the GPU machine
+5 of 11 runs of the facts module took a second more (bench/results/2026-12-04-h200.md).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import subprocess
 import threading
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 TIMEOUT_RC = 124
 KILLED_RC = 137
@@ -31,13 +41,28 @@ def timeout_setting(module):
     return "the module's timeout option%s" % (", set by the role variable %s" % variable if variable else "")
 
 
+def run_argv(module, argv, environ_update=None, data=None):
+    """(rc, stdout, stderr) of argv, run to its end; data, with a newline added, is its stdin (as run_command).
+
+    A stand-in for AnsibleModule (a test's, the node call's FeatureRun) answers through its own run_command.
+    """
+    if not isinstance(module, AnsibleModule):
+        return module.run_command(argv, environ_update=environ_update, data=data, check_rc=False)
+    environment = dict(os.environ, **(environ_update or {}))
+    process = subprocess.Popen(  # pylint: disable=consider-using-with
+        [to_bytes(word, errors="surrogate_or_strict") for word in argv], env=environment, close_fds=True,
+        stdin=subprocess.PIPE if data else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(to_bytes(data + "\n", errors="surrogate_or_strict") if data else None)
+    return process.returncode, to_native(out, errors="surrogate_or_strict"), to_native(err, errors="surrogate_or_strict")
+
+
 def _run_once(module, argv, timeout, data, environ):
     """(rc, stdout, stderr) of argv, or CommandTimeout raised."""
     timeout_bin = module.get_bin_path("timeout")
     full = list(argv)
     if timeout_bin:
         full = [timeout_bin, "--kill-after=5", "%ss" % int(timeout)] + full
-    rc, out, err = module.run_command(full, environ_update=dict(environ or {}, **C_LOCALE), data=data, check_rc=False)
+    rc, out, err = run_argv(module, full, environ_update=dict(environ or {}, **C_LOCALE), data=data)
     if timeout_bin and rc in (TIMEOUT_RC, KILLED_RC):
         raise CommandTimeout("%s did not finish within %s seconds (%s)" % (" ".join(argv), timeout, timeout_setting(module)))
     return rc, out, err

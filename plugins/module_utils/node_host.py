@@ -22,6 +22,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import run_argv
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.shared_reads import SharedReads
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import STATE_DIR
@@ -52,9 +53,12 @@ class NodeHost(object):
         self.facts = {}
         self.reads = SharedReads()
 
-    def run_command(self, args, **kwargs):
+    def run_command(self, args, environ_update=None, data=None, check_rc=False):
+        """AnsibleModule.run_command's shape, as commands.run calls it (check_rc is always false there)."""
+        if check_rc:
+            raise ValueError("NodeHost.run_command leaves the exit code to commands.run")
         self.reads.seen(args)
-        return self.module.run_command(args, **kwargs)
+        return run_argv(self.module, args, environ_update=environ_update, data=data)
 
     def feature(self, name, spec, check_mode):
         """The view of this call one engine works through."""

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""run_together: independent commands at once, each with its own outcome."""
+"""run and run_together: independent commands at once, each with its own outcome, and an AnsibleModule's commands run
+to their end through communicate()."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import shutil
 import subprocess
 
 import pytest
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run_together
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run, run_together
 
 
 class Module:
@@ -56,3 +59,35 @@ def test_a_failing_module_call_is_raised_in_the_callers_thread():
 
     with pytest.raises(SystemExit):
         run_together(Failing(), [["true"], ["true"]])
+
+
+@pytest.fixture(name="ansible_module")
+def fixture_ansible_module(monkeypatch):
+    """A real AnsibleModule whose run_command must not be reached (commands.run_argv replaces it)."""
+    with patch_module_args({}):
+        module = AnsibleModule(argument_spec={})
+
+    def refused(*args, **kwargs):
+        raise AssertionError("AnsibleModule.run_command was called: %r %r" % (args, kwargs))
+
+    monkeypatch.setattr(module, "run_command", refused)
+    return module
+
+
+def test_an_ansible_module_runs_commands_through_communicate(ansible_module):
+    assert run(ansible_module, ["sh", "-c", "cat; echo $LC_ALL; echo warned >&2; exit 4"], data="input") == (
+        4, "input\nC\n", "warned\n")
+
+
+def test_a_command_without_data_reads_an_empty_stdin(ansible_module):
+    assert run(ansible_module, ["cat"]) == (0, "", "")
+
+
+def test_a_child_that_outlives_its_closed_pipes_is_waited_for(ansible_module):
+    """The shape that stalls run_command's loop: the pipes close, the process exits a moment later."""
+    assert run(ansible_module, ["sh", "-c", "exec >&- 2>&-; sleep 0.2; exit 3"]) == (3, "", "")
+
+
+def test_an_ansible_modules_hung_command_times_out(ansible_module):
+    with pytest.raises(CommandTimeout, match="sleep 30 did not finish within 1 seconds"):
+        run(ansible_module, ["sleep", "30"], timeout=1)
