@@ -10,7 +10,7 @@ Commands run through subprocess's communicate(), not AnsibleModule.run_command: 
 loop polls the child twice after its pipes close, and when the child exits between the
 two polls it waits on no pipes for a whole second (ansible-core 2.19, basic.py). A child
 that is a ``timeout`` wrapper exits a moment after its pipes close, so on the GPU machine
-5 of 11 runs of the facts module took a second more (bench/results/2026-12-04-h200.md).
+4 of its 11 timed runs of the facts module took a second more (bench/results/2026-12-04-h200.md).
 """
 
 from __future__ import absolute_import, division, print_function
