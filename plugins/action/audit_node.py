@@ -14,6 +14,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document im
     node_document,
     node_states,
 )
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import assess, readiness
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.plain_data import plain
 
 
@@ -30,9 +31,15 @@ class ActionModule(ActionBase):
         inputs = plain(self._task.args.get("inputs") or {})
         states, errors = node_states(plain(self._task.args.get("node") or {}), plain(self._task.args.get("plan") or []))
         errors.update(plain(self._task.args.get("role_errors") or {}))
-        topology = plain((task_vars.get("ansible_facts") or {}).get("gpu_topology") or {})
-        checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []))
+        facts = task_vars.get("ansible_facts") or {}
+        topology = plain(facts.get("gpu_topology") or {})
+        # None when the topology feature did not read the GPUs: no verdict rather than a made-up "ready".
+        health = plain(facts["gpu_health"]) if facts.get("gpu_health") is not None else None
+        hardware = assess(health)
+        checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []),
+                             hardware)
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")
-        document = node_document(task_vars.get("inventory_hostname"), profile, checks, topology)
+        document = node_document(task_vars.get("inventory_hostname"), profile, checks, topology,
+                                 node_readiness=readiness(hardware, collected=health is not None))
         result.update(changed=False, ansible_facts={"gpuops_audit": document}, summary=document["summary"])
         return result

@@ -86,7 +86,8 @@ class ActionModule(ActionBase):
             "schema_version": REPORT_SCHEMA_VERSION, "title": title, "generated_at": generated_at,
             "totals": summary([item for document in documents for item in document["checks"]]),
             "nodes": [{"node": d["node"], "profile": d["profile"], "error": d["error"], "summary": d["summary"],
-                       "failed": failed_checks(d)} for d in documents],
+                       "readiness": (d.get("readiness") or {}).get("verdict"), "failed": failed_checks(d)}
+                      for d in documents],
             "comparison": comparison,
         }
         written.append(write_json(os.path.join(report_dir, "fleet.json"), fleet))

@@ -202,6 +202,8 @@ def document(node, profile, checks, topology, error=None):
     topology = topology or {}
     return {
         "schema_version": DOCUMENT_SCHEMA_VERSION, "node": node, "profile": profile, "error": error,
+        # The baseline measures; it judges no readiness (the audit's hardware area does).
+        "readiness": {"verdict": None, "reasons": [error or "the GPUs' health was not read"]},
         "summary": summary(checks), "checks": checks,
         "driver": {"driver_version": topology.get("driver_version"), "cuda_version": topology.get("cuda_version")},
         "topology": topology,

@@ -19,7 +19,10 @@ description:
     C(numactl) and C(taskset) arguments that bind a job to them.
   - Runs nvidia-smi once per kind of data, never once per GPU. C(nvidia-smi -L) is only run when a
     GPU has MIG enabled, to report MIG device UUIDs. Every command runs under a timeout.
-  - Reads only, unless O(fact_path) is set; then it also writes the facts there as an Ansible local fact.
+  - Sets C(ansible_facts.gpu_health) from the same C(nvidia-smi -q -x), with each GPU's PCIe link, ECC counters,
+    retired pages, remapped rows, clock event reasons and fabric state, which the audit's hardware checks judge.
+  - Reads only, unless O(fact_path) is set; then it also writes C(gpu_topology) there as an Ansible local fact
+    (never C(gpu_health), which changes from one read to the next).
 author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
@@ -237,6 +240,29 @@ ansible_facts:
           returned: always
           sample:
             - "GPU 3: its nearest NIC (mlx5_6) is on another NUMA node; GPUDirect RDMA traffic crosses the socket interconnect"
+    gpu_health:
+      description:
+        - One entry per GPU, in index order, from C(nvidia-smi -q -x); a value nvidia-smi gives as N/A is None.
+        - C(pcie) (generations and widths, current and maximum, the device's and the host's), C(ecc) (modes and
+          the volatile and aggregate error sums), C(retired_pages), C(remapped_rows), C(clock_event_reasons)
+          (the active ones) and C(fabric) (state and status).
+      returned: always
+      type: list
+      elements: dict
+      sample:
+        - index: 0
+          uuid: GPU-9518cbde-2de2-5aef-a78e-a4643ef52860
+          name: NVIDIA H200
+          pci_bus_id: "00000000:00:06.0"
+          pcie: {gen_current: 5, gen_max: 5, gen_device_current: 5, gen_device_max: 5, gen_host_max: null,
+                 width_current: 16, width_max: 16}
+          ecc: {mode_current: Enabled, mode_pending: Enabled, volatile_correctable: 0, volatile_uncorrectable: 0,
+                aggregate_correctable: 0, aggregate_uncorrectable: 0, sram_threshold_exceeded: false}
+          retired_pages: {single_bit: null, double_bit: null, pending: null}
+          remapped_rows: {correctable: 0, uncorrectable: 0, pending: false, failure: false}
+          clock_event_reasons_reported: true
+          clock_event_reasons: [gpu_idle]
+          fabric: {state: null, status: null}
 """
 
 from ansible.module_utils.basic import AnsibleModule

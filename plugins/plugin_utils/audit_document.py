@@ -51,8 +51,9 @@ def node_states(node, plan):
     return states, errors
 
 
-def node_checks(inputs, states, role_errors, topology, cuda_versions):
-    """Every check for one node, in the tuning guide's order: zero-cost knobs, GPU services, partitioning, data path."""
+def node_checks(inputs, states, role_errors, topology, cuda_versions, hardware=None):
+    """Every check for one node, in the tuning guide's order: zero-cost knobs, GPU services, partitioning, data path;
+    then the GPUs' hardware (hardware: audit_hardware_checks.assess's findings)."""
     def error(name):
         return (role_errors or {}).get(STATE_ROLES.get(name, name))
 
@@ -74,6 +75,7 @@ def node_checks(inputs, states, role_errors, topology, cuda_versions):
     found.extend(audit_kubelet_checks.kubelet_checks(state("kubelet"), inputs.get("kubelet_topology", {}), error("kubelet")))
     found.extend(preflight_checks(topology.get("driver_version"), topology.get("cuda_version"),
                                   topology.get("gpus") or [], list(cuda_versions or [])))
+    found.extend(finding["check"] for finding in hardware or [])
     return found
 
 
@@ -84,14 +86,15 @@ def summary(checks):
     return counts
 
 
-def node_document(node, profile, checks, topology, error=None):
-    """The JSON document of one node (schema in docs/audit.md)."""
+def node_document(node, profile, checks, topology, error=None, node_readiness=None):
+    """The JSON document of one node (schema in docs/audit.md); node_readiness: audit_hardware_checks.readiness's."""
     topology = topology or {}
     return {
         "schema_version": SCHEMA_VERSION,
         "node": node,
         "profile": profile,
         "error": error,
+        "readiness": node_readiness or {"verdict": None, "reasons": [error or "the GPUs' health was not read"]},
         "summary": summary(checks),
         "checks": checks,
         "driver": {"driver_version": topology.get("driver_version"), "cuda_version": topology.get("cuda_version")},

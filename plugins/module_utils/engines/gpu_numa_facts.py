@@ -14,6 +14,7 @@ import json
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import parse_gpu_health
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
@@ -45,7 +46,7 @@ def _error_text(rc, out, err):
 
 
 def query_nvidia_smi(smi):
-    """(query, matrix, gpu_list, notes) from one -q -x and one topo -m, run at once, and, for MIG, one -L."""
+    """(query, matrix, gpu_list, notes, health) from one -q -x and one topo -m, run at once, and, for MIG, one -L."""
     notes = []
     timeout = smi.timeout
     # The node's first look: reads the call made since the node last changed answer (smi_tool).
@@ -61,6 +62,7 @@ def query_nvidia_smi(smi):
         raise GpuToolProblem("nvidia-smi -q -x printed no usable XML: %s" % error)
     if not query["gpus"]:
         raise GpuToolProblem("nvidia-smi reports no GPUs")
+    health = parse_gpu_health(out)
 
     matrix = None
     output = _optional_output("nvidia-smi topo -m", matrix_outcome, timeout, notes,
@@ -74,7 +76,7 @@ def query_nvidia_smi(smi):
                                   "MIG device UUIDs are not reported")
         if output is not None:
             gpu_list = parse_gpu_list(output)
-    return query, matrix, gpu_list, notes
+    return query, matrix, gpu_list, notes, health
 
 
 def _optional_output(name, outcome, timeout, notes, consequence):
@@ -93,11 +95,18 @@ def _optional_output(name, outcome, timeout, notes, consequence):
 
 
 def read_topology(feature, nvidia_smi_path, require_gpu):
-    """The gpu_topology fact of the node as it is now: nvidia-smi (with the feature's timeout) and sysfs below its
-    root. Without a usable nvidia-smi it fails the feature, or, when require_gpu is false, reports no GPUs."""
+    """The gpu_topology fact of the node as it is now (read_gpus' first half)."""
+    return read_gpus(feature, nvidia_smi_path, require_gpu)[0]
+
+
+def read_gpus(feature, nvidia_smi_path, require_gpu):
+    """(gpu_topology, gpu_health) of the node as it is now: nvidia-smi (with the feature's timeout) and sysfs below
+    its root; the health from the same -q -x. Without a usable nvidia-smi it fails the feature, or, when
+    require_gpu is false, reports no GPUs."""
     root = feature.params["root"]
     notes = []
     query = matrix = gpu_list = None
+    health = []
     try:
         smi = NvidiaSmi(feature, path=nvidia_smi_path, opt_dirs=EXTRA_BIN_DIRS)
         if smi.path and not os.access(smi.path, os.X_OK):
@@ -105,7 +114,7 @@ def read_topology(feature, nvidia_smi_path, require_gpu):
         if not smi.path:
             raise GpuToolProblem("nvidia-smi was not found on PATH or in %s; install the NVIDIA driver, "
                                  "or set require_gpu: false for nodes without GPUs" % ", ".join(EXTRA_BIN_DIRS))
-        query, matrix, gpu_list, notes = query_nvidia_smi(smi)
+        query, matrix, gpu_list, notes, health = query_nvidia_smi(smi)
     except (GpuToolProblem, CommandTimeout) as problem:
         if require_gpu:
             feature.fail_json(msg=str(problem))
@@ -128,7 +137,7 @@ def read_topology(feature, nvidia_smi_path, require_gpu):
         gpu_list=gpu_list,
     )
     topology["warnings"] = notes + topology["warnings"]
-    return topology
+    return topology, health
 
 
 NAME = 'gpu_numa_facts'
@@ -155,10 +164,11 @@ def converge(spec, host, check_mode):
     """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
     feature = host.feature(NAME, spec, check_mode)
     params = feature.params
-    topology = read_topology(feature, params["nvidia_smi_path"], params["require_gpu"])
+    topology, health = read_gpus(feature, params["nvidia_smi_path"], params["require_gpu"])
     for warning in topology["warnings"]:
         feature.warn(warning)
-    result = {"changed": False, "ansible_facts": {"gpu_topology": topology},
+    # The health changes from one read to the next (clock reasons, error counts): a fact, never in the fact file.
+    result = {"changed": False, "ansible_facts": {"gpu_topology": topology, "gpu_health": health},
               "numactl_path": feature.get_bin_path("numactl")}
     if params["fact_path"]:
         result.update(write_fact_file(feature, under_root(params["root"], params["fact_path"]), topology))

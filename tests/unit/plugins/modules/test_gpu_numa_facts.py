@@ -20,6 +20,7 @@ import pytest
 from ansible_collections.gpuops.hardening.plugins.modules.gpu_numa_facts import main as gpu_numa_facts_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_hardware_checks
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -393,3 +394,15 @@ def test_reports_where_numactl_is(host, monkeypatch, tmp_path):
     numactl.write_text("#!/bin/sh\n", encoding="utf-8")
     numactl.chmod(0o755)
     assert run_module(gpu_numa_facts_main, host.args())["numactl_path"] == str(numactl)
+
+
+@pytest.mark.parametrize("profile", EMULATOR_PROFILES)
+def test_the_health_comes_from_the_same_read_and_a_healthy_emulated_node_is_ready(tmp_path, profile):
+    args, state, _path = emulated_host(tmp_path, profile)
+    result = run_module(gpu_numa_facts_main, args)
+    health = result["ansible_facts"]["gpu_health"]
+    assert [gpu["uuid"] for gpu in health] == [gpu["uuid"] for gpu in state["gpus"]]
+    for gpu in health:
+        assert gpu["pcie"]["width_max"] == 16 and gpu["pcie"]["gen_max"] in (3, 4, 5)
+    findings = audit_hardware_checks.assess(health)
+    assert audit_hardware_checks.readiness(findings) == {"verdict": "ready", "reasons": []}

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.hardening developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the readiness checks expect of each GPU model, by the product name nvidia-smi prints.
+
+pcie_gen, pcie_width: the GPU's own host interface (NVIDIA's product datasheets: H100 and H200 PCIe Gen5 x16,
+A100 and L40S PCIe Gen4 x16). fabric_gpus: the model's 8-GPU boards (HGX A100, HGX H100, HGX H200) connect their
+GPUs through NVSwitches, whose fabric Fabric Manager trains (NVIDIA Fabric Manager User Guide); their 4-GPU boards
+link the GPUs directly, with no fabric, so a fabric is expected only on a node with 8 or more of them. NVML
+reports a GPU's fabric state on Hopper and newer only (nvmlDeviceGetGpuFabricInfo), so an A100 board's fabric is
+Fabric Manager's to report, not nvidia-smi's: A100 models expect none here.
+retired_pages_limit: NVIDIA documents no page count for dynamic page retirement (its RMA policy is the field
+diagnostic's); 60 is the count field guides give as the point to replace a board.
+
+A model missing here gets GENERIC: its own reported maximum generation is what the link is held to, and no
+fabric is expected; model_spec says so in "known".
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+GENERIC = {"pcie_gen": None, "pcie_width": None, "fabric_gpus": None, "retired_pages_limit": 60}
+
+MODELS = {
+    "NVIDIA H100 80GB HBM3": {"pcie_gen": 5, "pcie_width": 16, "fabric_gpus": 8},
+    "NVIDIA H100 PCIe": {"pcie_gen": 5, "pcie_width": 16},
+    "NVIDIA H200": {"pcie_gen": 5, "pcie_width": 16, "fabric_gpus": 8},
+    "NVIDIA H200 NVL": {"pcie_gen": 5, "pcie_width": 16},
+    "NVIDIA A100-SXM4-40GB": {"pcie_gen": 4, "pcie_width": 16},
+    "NVIDIA A100-SXM4-80GB": {"pcie_gen": 4, "pcie_width": 16},
+    "NVIDIA A100-PCIE-40GB": {"pcie_gen": 4, "pcie_width": 16},
+    "NVIDIA A100 80GB PCIe": {"pcie_gen": 4, "pcie_width": 16},
+    "NVIDIA L40S": {"pcie_gen": 4, "pcie_width": 16},
+}
+
+
+def model_spec(name):
+    """The expectations for a product name: the model's entry over GENERIC, and whether the model is known."""
+    spec = dict(GENERIC)
+    spec.update(MODELS.get(name) or {})
+    spec["known"] = name in MODELS
+    return spec
