@@ -94,8 +94,8 @@ def clock_reasons(state, h):
     # "Clocks Throttle Reasons" until R525 (H800 R525 text, P2000 R525 XML), "Clocks
     # Event Reasons" from R535 (A100 and RTX 4090 R535 captures).
     word = "event" if driver_major(state) >= 535 else "throttle"
-    return ("clocks_%s_reasons" % word, [("clocks_%s_reason_%s" % (word, name), "Active" if on else "Not Active")
-                                          for name, on in h.clock_reasons])
+    reasons = [("clocks_%s_reason_%s" % (word, name), "Active" if on else "Not Active") for name, on in h.clock_reasons]
+    return ("clocks_%s_reasons" % word, reasons)
 
 
 def fabric(h):

@@ -133,12 +133,12 @@ def test_query_fields_for_health_on_a_healthy_node(make_state, smi):
     fields = ("pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,ecc.mode.current,"
               "ecc.errors.uncorrected.volatile.total,retired_pages.pending,remapped_rows.pending,remapped_rows.failure,"
               "clocks_event_reasons.hw_slowdown,clocks_throttle_reasons.gpu_idle,clocks_event_reasons.active,fabric.state,fabric.status")
-    assert query(smi, path, fields, "7") == ("5, 5, 16, 16, Enabled, 0, [N/A], No, No, Not Active, Active, "
-                                            "0x0000000000000001, Completed, Success")
+    expected = "5, 5, 16, 16, Enabled, 0, [N/A], No, No, Not Active, Active, 0x0000000000000001, Completed, Success"
+    assert query(smi, path, fields, "7") == expected
     # Same layout as the R580 capture's PCIe columns on an H200.
     with open(os.path.join(H200_DIR, "nvidia_smi_query_gpu.csv"), encoding="utf-8") as handle:
         row = [line for line in handle if not line.startswith("#")][1]
-    assert row.rstrip("\n").split(", ")[-4:] == query(smi, path, fields.split(",ecc")[0]).split(", ")
+    assert row.rstrip("\n").split(", ")[-4:] == query(smi, path, fields.split(",ecc", maxsplit=1)[0]).split(", ")
 
 
 def test_nvlink_status_lists_every_link_of_an_nvlink_node_and_nothing_elsewhere(make_state, smi):
