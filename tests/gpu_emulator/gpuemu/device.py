@@ -4,7 +4,7 @@
 """What nvidia-smi reports about one GPU, computed from the state and the model
 facts. Every renderer (CSV, XML, tables) reads these so they always agree."""
 
-from . import catalog, pci, runtime
+from . import catalog, health, pci, runtime
 
 COMPUTE_MODE_NAMES = {
     "Default": "DEFAULT",
@@ -71,3 +71,10 @@ class Facts(object):
         self.compute_cap = model["compute_cap"]
         self.architecture = model["architecture"]
         self.brand = model["brand"]
+
+    @property
+    def health(self):
+        """The GPU's health readings (health.py), built on first use."""
+        if not hasattr(self, "_health"):
+            self._health = health.Health(self.state, self.gpu, self)
+        return self._health

@@ -23,6 +23,27 @@
                                              refused ("In use by another client") and MIG
                                              mode changes stay pending; -cgi still works
 
+Health faults (health.py), read by -q -x, --query-gpu, nvlink -s and dmesg; every
+other GPU stays healthy:
+
+    pcie_link     {"<gpu index>": {"gen": 2, "width": 8}}   current link gen/width drop, max stays
+    ecc_errors    {"<gpu index>": {"volatile": {"dram_uncorrectable": 2, ...}, "aggregate": {...}}}
+                                             counters sram_/dram_correctable/uncorrectable
+                                             (Pascal: dram_* feed device_memory and total)
+    retired_pages {"<gpu index>": {"single_bit": 3, "double_bit": 1, "pending": true}}
+                                             page retirement GPUs (Pascal) only
+    remapped_rows {"<gpu index>": {"correctable": 1, "uncorrectable": 2, "pending": true, "failure": true}}
+                                             row remapping GPUs (Ampere and later)
+    clock_reasons {"<gpu index>": ["hw_slowdown", "sw_thermal_slowdown", ...]}
+                                             active clock event (throttle) reasons, by the
+                                             element name after "clocks_event_reason_"
+    fabric        {"<gpu index>": {"state": "In Progress", "status": "N/A"}}
+                                             NVSwitch Hopper GPUs; state one of health.FABRIC_STATES
+    nvlink_down   {"<gpu index>": [link, ...]}  nvlink -s prints "<inactive>" for those links
+    xid           [{"gpu": 0, "xid": 79, "message": "GPU has fallen off the bus.", "time": 5107.6,
+                    "pid": 4242, "name": "python3"}]  (pid and name optional)
+                                             NVRM Xid lines from the dmesg shim (kernel_log.py)
+
 An exit, hang or reset_fail fault with "times": N fires on the next N matching runs
 only, then goes away (counted down in the state under its lock), so that a test can
 make a command fail once and then succeed. Without "times" it fires every time.

@@ -159,7 +159,7 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
     if state_path != state_file.DEFAULT_PATH:
         state_default = "os.environ.setdefault(%r, %r)\n" % (state_file.ENV_VAR, state_path)
     for tool in cli.TOOLS:
-        path = _under(root, os.path.join(BIN_DIR, cli.BINARIES.get(tool, tool)))
+        path = _under(root, os.path.join(cli.BIN_DIRS.get(tool, BIN_DIR), cli.BINARIES.get(tool, tool)))
         if tool in omit:
             if os.path.exists(path):
                 os.unlink(path)

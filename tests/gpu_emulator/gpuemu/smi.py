@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi: option parsing and dispatch to the renderers and controls."""
 
-from . import pci, runtime, smi_control, smi_list, smi_mig, smi_query, smi_summary, smi_topo, state as state_file, texts
+from . import pci, runtime, smi_control, smi_list, smi_mig, smi_nvlink, smi_query, smi_summary, smi_topo, state as state_file, texts
 
 OPTIONS = {
     "-i": "id", "--id": "id",
@@ -41,6 +41,7 @@ nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...
     -mig, --multi-instance-gpu= Enable or disable Multi Instance GPU: 0/DISABLED, 1/ENABLED
 
     topo -m                     Display the GPU/NIC topology matrix.
+    nvlink -s                   Display the status of each NVLink link.
     mig                         Multi Instance GPU management (-lgip, -lgipp, -lgi, -lci, -lcip, -cgi, -cci, -dci, -dgi).
 """
 
@@ -104,6 +105,8 @@ def run(state, argv, state_path):
             return texts.RC_OK, smi_topo.HELP
         # Only the matrix is emulated.
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
+    if argv and argv[0] == "nvlink":
+        return smi_nvlink.run(state, argv[1:], lambda text: select_gpus(state, text))
     if argv and argv[0] == "mig":
         if not smi_mig.changes(argv[1:]):
             return smi_mig.run(state, argv[1:], lambda text: select_gpus(state, text))

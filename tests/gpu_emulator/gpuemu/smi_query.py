@@ -6,7 +6,7 @@
 import collections
 import datetime
 
-from . import device, texts
+from . import device, smi_query_health, texts
 
 NA = "[N/A]"
 
@@ -48,12 +48,13 @@ GPU_FIELDS = [
     (("pci.device",), "pci.device", lambda f: _hex(f.device, 2)),
     (("pci.device_id",), "pci.device_id", lambda f: "0x" + f.device_id),
     (("pci.sub_device_id",), "pci.sub_device_id", lambda f: "0x" + f.sub_system_id),
-    (("pcie.link.gen.current",), "pcie.link.gen.current", lambda f: str(f.pcie_gen)),
-    (("pcie.link.gen.gpucurrent",), "pcie.link.gen.gpucurrent", lambda f: str(f.pcie_gen)),
-    (("pcie.link.gen.max",), "pcie.link.gen.max", lambda f: str(f.pcie_gen)),
-    (("pcie.link.gen.gpumax",), "pcie.link.gen.gpumax", lambda f: str(f.pcie_gen)),
-    (("pcie.link.width.current",), "pcie.link.width.current", lambda f: str(f.pcie_width)),
-    (("pcie.link.width.max",), "pcie.link.width.max", lambda f: str(f.pcie_width)),
+    (("pcie.link.gen.current",), "pcie.link.gen.current", lambda f: str(f.health.pcie_gen)),
+    (("pcie.link.gen.gpucurrent",), "pcie.link.gen.gpucurrent", lambda f: str(f.health.pcie_gen)),
+    (("pcie.link.gen.max",), "pcie.link.gen.max", lambda f: str(f.health.pcie_max_gen)),
+    (("pcie.link.gen.gpumax",), "pcie.link.gen.gpumax", lambda f: str(f.health.pcie_max_gen)),
+    (("pcie.link.gen.hostmax",), "pcie.link.gen.hostmax", lambda f: str(f.health.pcie_max_gen)),
+    (("pcie.link.width.current",), "pcie.link.width.current", lambda f: str(f.health.pcie_width)),
+    (("pcie.link.width.max",), "pcie.link.width.max", lambda f: str(f.health.pcie_max_width)),
     (("index",), "index", lambda f: str(f.index)),
     (("display_mode",), "display_mode", lambda f: f.display_mode),
     (("display_active",), "display_active", lambda f: "Disabled"),
@@ -93,8 +94,8 @@ GPU_FIELDS = [
     (("mig.mode.current",), "mig.mode.current", lambda f: _mig_mode(f.mig_current)),
     (("mig.mode.pending",), "mig.mode.pending", lambda f: _mig_mode(f.mig_pending)),
     (("clocks_event_reasons.active", "clocks_throttle_reasons.active"), "clocks_event_reasons.active",
-     lambda f: "0x0000000000000000" if f.processes else "0x0000000000000001"),
-]
+     lambda f: "0x%016X" % f.health.clock_mask),
+] + smi_query_health.FIELDS
 
 APP_FIELDS = [
     (("timestamp",), "timestamp", lambda f, p: _timestamp()),

@@ -10,7 +10,7 @@ element with children), or a (attributes, children) tuple.
 import time
 from xml.sax.saxutils import escape, quoteattr
 
-from . import device, mig
+from . import device, health, mig, smi_xml_health as hx
 
 NA = "N/A"
 
@@ -87,9 +87,7 @@ def gpu_element(state, gpu):
         ("min_power_limit", _watts(f.power_min)),
         ("max_power_limit", _watts(f.power_limit)),
     ]
-    ecc_counts = [("sram_correctable", "0"), ("sram_uncorrectable", "0"), ("dram_correctable", "0"), ("dram_uncorrectable", "0")]
-    if f.ecc != "Enabled":
-        ecc_counts = [(tag, NA) for tag, _value in ecc_counts]
+    h = health.Health(state, gpu, f)
     children = [
         ("product_name", f.name),
         ("product_brand", f.brand),
@@ -126,16 +124,7 @@ def gpu_element(state, gpu):
             ("pci_device_id", f.device_id),
             ("pci_bus_id", f.bus_id),
             ("pci_sub_system_id", f.sub_system_id),
-            ("pci_gpu_link_info", [
-                ("pcie_gen", [
-                    ("max_link_gen", str(f.pcie_gen)),
-                    ("current_link_gen", str(f.pcie_gen)),
-                    ("device_current_link_gen", str(f.pcie_gen)),
-                    ("max_device_link_gen", str(f.pcie_gen)),
-                    ("max_host_link_gen", str(f.pcie_gen)),
-                ]),
-                ("link_widths", [("max_link_width", "%dx" % f.pcie_width), ("current_link_width", "%dx" % f.pcie_width)]),
-            ]),
+            hx.pci_gpu_link_info(h),
             ("pci_bridge_chip", [("bridge_chip_type", NA), ("bridge_chip_fw", NA)]),
             ("replay_counter", "0"),
             ("replay_rollover_counter", "0"),
@@ -146,6 +135,7 @@ def gpu_element(state, gpu):
         ]),
         ("fan_speed", _percent(f.fan)),
         ("performance_state", f.pstate),
+        hx.clock_reasons(state, h),
         ("fb_memory_usage", [("total", _mib(f.memory_total)), ("reserved", _mib(f.memory_reserved)),
                              ("used", _mib(f.memory_used)), ("free", _mib(f.memory_free))]),
         ("bar1_memory_usage", [("total", _mib(f.bar1_total)), ("used", _mib(f.bar1_used)), ("free", _mib(f.bar1_total - f.bar1_used))]),
@@ -156,14 +146,9 @@ def gpu_element(state, gpu):
         ("encoder_stats", [("session_count", "0"), ("average_fps", "0"), ("average_latency", "0")]),
         ("fbc_stats", [("session_count", "0"), ("average_fps", "0"), ("average_latency", "0")]),
         ("ecc_mode", [("current_ecc", f.ecc), ("pending_ecc", f.ecc)]),
-        ("ecc_errors", [("volatile", ecc_counts), ("aggregate", ecc_counts)]),
-        ("retired_pages", [
-            ("multiple_single_bit_retirement", [("retired_count", NA), ("retired_pagelist", NA)]),
-            ("double_bit_retirement", [("retired_count", NA), ("retired_pagelist", NA)]),
-            ("pending_blacklist", NA),
-            ("pending_retirement", NA),
-        ]),
-        ("remapped_rows", NA),
+        hx.ecc_errors(h),
+        hx.retired_pages(h),
+        hx.remapped_rows(h),
         ("temperature", [
             ("gpu_temp", _celsius(f.temperature)),
             ("gpu_temp_tlimit", NA),
@@ -185,7 +170,7 @@ def gpu_element(state, gpu):
                         ("mem_clock", _mhz(f.max_clocks["memory"])), ("video_clock", _mhz(f.max_clocks["video"]))]),
         ("max_customer_boost_clocks", [("graphics_clock", _mhz(f.max_clocks["graphics"]))]),
         ("clock_policy", [("auto_boost", NA), ("auto_boost_default", NA)]),
-        ("fabric", [("state", NA), ("status", NA)]),
+        hx.fabric(h),
         ("processes", [_process(p) for p in f.processes]),
         ("accounted_processes", []),
     ]

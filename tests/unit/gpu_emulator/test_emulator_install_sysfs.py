@@ -62,8 +62,8 @@ def test_installed_wrapper_runs_the_emulator(tmp_path):
 
 def test_install_is_idempotent_and_keeps_state(tmp_path):
     root = str(tmp_path / "node")
-    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 5 + 1 + 9 + 1 + 1 + 4 + 2
-    # wrappers, state, device nodes, mig-minors, persistenced unit, 3 client units and the boot unit, boot wrapper and link
+    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 6 + 1 + 9 + 1 + 1 + 4 + 2
+    # wrappers (the dmesg shim among them), state, device nodes, mig-minors, persistenced unit, 3 client units and the boot unit, boot wrapper and link
     state_path = os.path.join(root, "var", "lib", "gpuemu", "state.json")
     state = api.read_state(state_path)
     state["gpus"][0]["compute_mode"] = "Exclusive_Process"
@@ -183,7 +183,8 @@ def test_dgx_h100_profile(tmp_path):
     assert [g["model"] for g in state["gpus"]] == ["NVIDIA H100 80GB HBM3"] * 8
     assert [g["numa_node"] for g in state["gpus"]] == [0] * 4 + [1] * 4
     assert [n["cpus"] for n in state["numa_nodes"]] == ["0-55,112-167", "56-111,168-223"]
-    assert state["nvlink"] == {"links": 18}
+    # An HGX H100 board: its NVLinks run through NVSwitches.
+    assert state["nvlink"] == {"links": 18, "nvswitch": True}
     compute = [n for n in state["nics"] if n["link_layer"] == "InfiniBand"]
     assert len(compute) == 8 and len(state["nics"]) == 9
     rows = [line.split("\t") for line in _topo("dgx_h100", tmp_path).splitlines() if line.startswith("GPU")]
