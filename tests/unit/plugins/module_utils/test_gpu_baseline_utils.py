@@ -147,4 +147,6 @@ def test_document_has_the_audit_documents_keys():
     document = plan.document("gpu-a", "training", checks, {"driver_version": "580.65.06", "cuda_version": "13.0"})
     assert document["summary"] == {"FAIL": 0, "WARN": 0, "PASS": 1, "SKIP": 1}
     assert document["driver"] == {"driver_version": "580.65.06", "cuda_version": "13.0"}
-    assert sorted(document) == ["checks", "driver", "error", "node", "profile", "schema_version", "summary", "topology"]
+    assert sorted(document) == ["checks", "driver", "error", "node", "profile", "readiness", "schema_version",
+                                "summary", "topology"]
+    assert document["readiness"] == {"verdict": None, "reasons": ["the GPUs' health was not read"]}
