@@ -75,8 +75,8 @@ def _pcie_generation(gpu, spec):
                         "nvidia-smi reports no link generation")
     if "gpu_idle" in gpu["clock_event_reasons"]:
         return _finding(gpu, "pcie_gen", "PCIe generation", SKIP, "Gen%d under load" % highest,
-                        "Gen%d at idle" % current, "the GPU is idle and its link lowers its generation to save "
-                        "power; the baseline probe judges it under load")
+                        "Gen%d at idle" % current, "the GPU is idle, and an idle link may lower its generation "
+                        "to save power: judged only while the GPU works")
     if current < highest:
         return _finding(gpu, "pcie_gen", "PCIe generation", WARN, "Gen%d" % highest, "Gen%d under load" % current,
                         "the link trained below its generation under load: reseat, check the riser and cabling",
