@@ -21,6 +21,9 @@ their generations, as the real captures in the unit tests show them:
   ``clocks_throttle_reasons/clocks_throttle_reason_*`` before; each ``Active`` or ``Not Active``.
 - Fabric (NVSwitch systems): ``fabric/state`` and ``fabric/status``; ``N/A`` elsewhere,
   absent before driver 525.
+- NVLink, from ``nvidia-smi nvlink -s`` where ``topo -m`` shows NVLinks: ``GPU N: <name> (UUID: ...)``,
+  then one ``Link K: <speed>`` line per link, ``<inactive>`` for a link that is down; nothing for
+  a GPU without NVLink (the project's H200 capture).
 
 A value nvidia-smi gives as ``N/A`` (or leaves out) is None: unknown, never zero.
 """
@@ -133,6 +136,39 @@ def _fabric(gpu):
     return {"state": _text(gpu, "fabric/state"), "status": _text(gpu, "fabric/status")}
 
 
+_NVLINK_GPU = re.compile(r"^GPU (\d+):")
+_NVLINK_LINK = re.compile(r"^\s*Link (\d+):\s*(.*?)\s*$")
+
+
+def parse_nvlink_status(text):
+    """{gpu index: {"active": [link numbers], "inactive": [link numbers]}} from ``nvidia-smi nvlink -s``."""
+    links = {}
+    current = None
+    for line in (text or "").splitlines():
+        gpu = _NVLINK_GPU.match(line)
+        if gpu:
+            current = links.setdefault(int(gpu.group(1)), {"active": [], "inactive": []})
+            continue
+        link = _NVLINK_LINK.match(line)
+        if link and current is not None:
+            state = "inactive" if "inactive" in link.group(2).lower() else "active"
+            current[state].append(int(link.group(1)))
+    return links
+
+
+def uses_nvlink(matrix):
+    """Whether ``topo -m`` (parse_topology_matrix) shows an NVLink between two GPUs (NV1 to NV18, ...)."""
+    return any(str(value).upper().startswith("NV") for row in ((matrix or {}).get("links") or {}).values()
+               for value in row.values())
+
+
+def with_nvlinks(health, links):
+    """health with each GPU's "nvlink" set from parse_nvlink_status (None: not read, or the GPU has none)."""
+    for gpu in health:
+        gpu["nvlink"] = links.get(gpu["index"]) if links is not None else None
+    return health
+
+
 def parse_gpu_health(text):
     """One dict per GPU, in nvidia-smi's (index) order: its identity and the health fields above.
 
@@ -156,5 +192,6 @@ def parse_gpu_health(text):
             "clock_event_reasons_reported": reported,
             "clock_event_reasons": active,
             "fabric": _fabric(gpu),
+            "nvlink": None,
         })
     return health

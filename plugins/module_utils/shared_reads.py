@@ -33,6 +33,8 @@ READ_ONLY = {
 # nvidia-smi's own queries: what they print changes only when the node does.
 SMI_QUERY_FLAGS = ("-q", "--query", "-L", "--list-gpus", "topo", "--help")
 SMI_MIG_LISTS = ("-lgip", "-lgipp", "-lgi", "-lci", "-lcip")
+# `nvlink` reads with these; its other options reset counters or set them.
+SMI_NVLINK_READS = ("-s", "--status")
 TIMEOUT_PROGRAM = "timeout"
 
 
@@ -54,9 +56,10 @@ def is_nvidia_smi_query(argv):
     args = [str(arg) for arg in argv[1:]]
     if args[:1] == ["topo"]:
         return True
-    if args[:1] == ["mig"]:
-        options = [arg for arg in args[1:] if arg.startswith("-") and arg != "-i"]
-        return bool(options) and all(arg in SMI_MIG_LISTS for arg in options)
+    for subcommand, reads in (("mig", SMI_MIG_LISTS), ("nvlink", SMI_NVLINK_READS)):
+        if args[:1] == [subcommand]:
+            options = [arg for arg in args[1:] if arg.startswith("-") and arg != "-i"]
+            return bool(options) and all(arg in reads for arg in options)
     # -i <gpu> selects a GPU for a query as for a change; the query flag decides.
     changing = [arg for arg in args if is_changing_option(arg)]
     return bool(args) and not changing and any(arg.startswith(SMI_QUERY_FLAGS) for arg in args)

@@ -20,7 +20,8 @@ description:
   - Runs nvidia-smi once per kind of data, never once per GPU. C(nvidia-smi -L) is only run when a
     GPU has MIG enabled, to report MIG device UUIDs. Every command runs under a timeout.
   - Sets C(ansible_facts.gpu_health) from the same C(nvidia-smi -q -x), with each GPU's PCIe link, ECC counters,
-    retired pages, remapped rows, clock event reasons and fabric state, which the audit's hardware checks judge.
+    retired pages, remapped rows, clock event reasons and fabric state, and, where C(nvidia-smi topo -m) shows
+    NVLinks, each link's state from C(nvidia-smi nvlink -s); the audit's hardware checks judge them.
   - Reads only, unless O(fact_path) is set; then it also writes C(gpu_topology) there as an Ansible local fact
     (never C(gpu_health), which changes from one read to the next).
 author:
@@ -245,7 +246,8 @@ ansible_facts:
         - One entry per GPU, in index order, from C(nvidia-smi -q -x); a value nvidia-smi gives as N/A is None.
         - C(pcie) (generations and widths, current and maximum, the device's and the host's), C(ecc) (modes and
           the volatile and aggregate error sums), C(retired_pages), C(remapped_rows), C(clock_event_reasons)
-          (the active ones) and C(fabric) (state and status).
+          (the active ones), C(fabric) (state and status) and C(nvlink) (the C(active) and C(inactive) link
+          numbers, or None where NVLink is not read).
       returned: always
       type: list
       elements: dict
@@ -263,6 +265,7 @@ ansible_facts:
           clock_event_reasons_reported: true
           clock_event_reasons: [gpu_idle]
           fabric: {state: null, status: null}
+          nvlink: null
 """
 
 from ansible.module_utils.basic import AnsibleModule

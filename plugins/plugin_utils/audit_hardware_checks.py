@@ -14,7 +14,8 @@ ready, degraded (works, slower), reset (a GPU reset clears it), reboot, replace.
   until the page or row is mapped out (same two documents);
 - a link's generation drops at idle to save power, so the generation is judged only while the GPU is not
   idle (its gpu_idle clock event reason inactive); the width is judged always;
-- a fabric reported as anything but Completed/Success: CUDA refuses work until Fabric Manager has trained it.
+- a fabric reported as anything but Completed/Success: CUDA refuses work until Fabric Manager has trained it;
+- an NVLink down (nvidia-smi nvlink -s): the GPUs still talk, over fewer links.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -161,6 +162,22 @@ def _fabric(gpu, spec, gpu_count):
                      "equal the driver's), then reset the GPUs", "reset")]
 
 
+def _nvlink(gpu, spec):
+    links = gpu.get("nvlink")
+    if links is None:
+        return []
+    wanted = spec["nvlinks"] or len(links["active"]) + len(links["inactive"])
+    actual = "%d active" % len(links["active"])
+    if links["inactive"]:
+        return [_finding(gpu, "nvlink", "NVLinks", WARN, "%d active" % wanted, actual + ", down: %s" % ", ".join(
+            str(link) for link in links["inactive"]), "NVLinks down: GPU-to-GPU traffic runs on fewer links; reset "
+            "the GPU, and reseat or service the board if they stay down", "degraded")]
+    if len(links["active"]) < wanted:
+        return [_finding(gpu, "nvlink", "NVLinks", WARN, "%d active" % wanted, actual,
+                         "fewer NVLinks than this model has", "degraded")]
+    return [_finding(gpu, "nvlink", "NVLinks", PASS, "%d active" % wanted, actual, "every NVLink is up")]
+
+
 def assess(health):
     """Every finding for the node's GPUs: a list of {"check": audit check, "readiness": one of READINESS}."""
     found = []
@@ -173,6 +190,7 @@ def assess(health):
         found.extend(_ecc(gpu))
         found.extend(_memory_repair(gpu, spec))
         found.extend(_clocks(gpu))
+        found.extend(_nvlink(gpu, spec))
         found.extend(_fabric(gpu, spec, len(gpus)))
     return found
 

@@ -8,7 +8,8 @@ A100 and L40S PCIe Gen4 x16). fabric_gpus: the model's 8-GPU boards (HGX A100, H
 GPUs through NVSwitches, whose fabric Fabric Manager trains (NVIDIA Fabric Manager User Guide); their 4-GPU boards
 link the GPUs directly, with no fabric, so a fabric is expected only on a node with 8 or more of them. NVML
 reports a GPU's fabric state on Hopper and newer only (nvmlDeviceGetGpuFabricInfo), so an A100 board's fabric is
-Fabric Manager's to report, not nvidia-smi's: A100 models expect none here.
+Fabric Manager's to report, not nvidia-smi's: A100 models expect none here. nvlinks: the links of an SXM GPU
+(datasheets: H100 and H200 SXM 18 fourth-generation links for 900 GB/s, A100 SXM4 12 third-generation for 600 GB/s).
 retired_pages_limit: NVIDIA documents no page count for dynamic page retirement (its RMA policy is the field
 diagnostic's); 60 is the count field guides give as the point to replace a board.
 
@@ -20,15 +21,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-GENERIC = {"pcie_gen": None, "pcie_width": None, "fabric_gpus": None, "retired_pages_limit": 60}
+GENERIC = {"pcie_gen": None, "pcie_width": None, "fabric_gpus": None, "nvlinks": None, "retired_pages_limit": 60}
 
 MODELS = {
-    "NVIDIA H100 80GB HBM3": {"pcie_gen": 5, "pcie_width": 16, "fabric_gpus": 8},
+    "NVIDIA H100 80GB HBM3": {"pcie_gen": 5, "pcie_width": 16, "fabric_gpus": 8, "nvlinks": 18},
     "NVIDIA H100 PCIe": {"pcie_gen": 5, "pcie_width": 16},
-    "NVIDIA H200": {"pcie_gen": 5, "pcie_width": 16, "fabric_gpus": 8},
+    "NVIDIA H200": {"pcie_gen": 5, "pcie_width": 16, "fabric_gpus": 8, "nvlinks": 18},
     "NVIDIA H200 NVL": {"pcie_gen": 5, "pcie_width": 16},
-    "NVIDIA A100-SXM4-40GB": {"pcie_gen": 4, "pcie_width": 16},
-    "NVIDIA A100-SXM4-80GB": {"pcie_gen": 4, "pcie_width": 16},
+    "NVIDIA A100-SXM4-40GB": {"pcie_gen": 4, "pcie_width": 16, "nvlinks": 12},
+    "NVIDIA A100-SXM4-80GB": {"pcie_gen": 4, "pcie_width": 16, "nvlinks": 12},
     "NVIDIA A100-PCIE-40GB": {"pcie_gen": 4, "pcie_width": 16},
     "NVIDIA A100 80GB PCIe": {"pcie_gen": 4, "pcie_width": 16},
     "NVIDIA L40S": {"pcie_gen": 4, "pcie_width": 16},

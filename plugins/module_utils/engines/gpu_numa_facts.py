@@ -14,7 +14,12 @@ import json
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
-from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import parse_gpu_health
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import (
+    parse_gpu_health,
+    parse_nvlink_status,
+    uses_nvlink,
+    with_nvlinks,
+)
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
@@ -69,6 +74,11 @@ def query_nvidia_smi(smi):
                               "links and nearest NICs come from sysfs alone")
     if output is not None:
         matrix = parse_topology_matrix(output)
+
+    if uses_nvlink(matrix):
+        output = _optional_output("nvidia-smi nvlink -s", smi.outcome(["nvlink", "-s"], survey=True), timeout, notes,
+                                  "the NVLinks' state is not reported")
+        with_nvlinks(health, parse_nvlink_status(output) if output is not None else None)
 
     gpu_list = None
     if any(gpu["mig_mode"] == "Enabled" for gpu in query["gpus"]):

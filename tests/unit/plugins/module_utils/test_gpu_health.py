@@ -10,7 +10,12 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import parse_gpu_health
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import (
+    parse_gpu_health,
+    parse_nvlink_status,
+    uses_nvlink,
+    with_nvlinks,
+)
 from ansible_collections.gpuops.hardening.tests.unit import real_captures
 
 H200 = os.path.join(os.path.dirname(__file__), "fixtures", "h200_device_check", "nvidia_smi_q_x.xml")
@@ -114,3 +119,19 @@ def test_faults_as_nvidia_smi_writes_them():
 def test_no_document_is_an_error():
     with pytest.raises(ValueError):
         parse_gpu_health("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+
+
+def test_nvlink_status_per_gpu_with_a_link_down():
+    text = ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n"
+            "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: 26.562 GB/s\n")
+    assert parse_nvlink_status(text) == {0: {"active": [0], "inactive": [1]}, 1: {"active": [0, 1], "inactive": []}}
+
+
+def test_a_gpu_without_nvlink_prints_nothing_and_gets_none():
+    """The H200 capture: `nvlink -s` printed nothing; its `topo -m` shows no NV link, so it is not even read."""
+    capture = os.path.join(os.path.dirname(H200), "nvidia_smi_nvlink_s.txt")
+    with open(capture, encoding="utf-8") as handle:
+        assert parse_nvlink_status(real_captures.body(handle.read())) == {}
+    assert not uses_nvlink({"links": {}})
+    assert uses_nvlink({"links": {"GPU0": {"GPU1": "NV18", "NIC0": "PXB"}}})
+    assert with_nvlinks([{"index": 0}], {}) == [{"index": 0, "nvlink": None}]

@@ -17,6 +17,7 @@ WRAPPED = ["/usr/bin/timeout", "--kill-after=5", "30s"]
     [SMI, "-q", "-x"], [SMI, "topo", "-m"], [SMI, "-L"], [SMI, "--query-gpu=index,uuid", "--format=csv"],
     [SMI, "-i", "0", "--query-gpu=mig.mode.current", "--format=csv,noheader"], [SMI, "mig", "-lgip"],
     [SMI, "mig", "-i", "0", "-lgi"], WRAPPED + [SMI, "mig", "-lci"], WRAPPED + ["/bin/systemctl", "show", "x"],
+    [SMI, "nvlink", "-s"], [SMI, "nvlink", "-i", "3", "--status"],
     ["systemctl", "is-active", "kubelet"], ["getent", "group", "video"],
 ])
 def test_queries_leave_the_node_as_it_is(argv):
@@ -28,7 +29,7 @@ def test_queries_leave_the_node_as_it_is(argv):
     [SMI, "-i", "0", "-r"], [SMI, "mig", "-i", "0", "-cgi", "9", "-C"], [SMI, "mig", "-dci"], [SMI, "mig", "-lgi", "-dgi"],
     WRAPPED + [SMI, "-q", "-x", "-pm", "0"], ["systemctl", "restart", "nvidia-persistenced"], ["systemctl"],
     WRAPPED + ["/usr/bin/systemctl", "stop", "gpuops-mps-a.service"], ["nvidia-cuda-mps-control", "-d"], ["swapoff", "-a"],
-    ["sysctl", "-w", "vm.swappiness=0"], [], WRAPPED,
+    ["sysctl", "-w", "vm.swappiness=0"], [], WRAPPED, [SMI, "nvlink", "-r", "0"], [SMI, "nvlink", "-s", "-r", "0"],
 ])
 def test_anything_else_may_change_it(argv):
     assert not leaves_node_as_is(argv)

@@ -76,6 +76,9 @@ class Host:
             self.answer("topo -m", handle.read())
         with open(os.path.join(FIXTURES, "gpu_list_mixed.txt"), encoding="utf-8") as handle:
             self.answer("-L", handle.read())
+        # The matrix links the GPUs by NVLink, so the NVLinks' state is read too.
+        self.answer("nvlink -s", "".join("GPU %d: NVIDIA H100 80GB HBM3 (UUID: GPU-%d)\n" % (gpu, gpu) + "".join(
+            "\t Link %d: 26.562 GB/s\n" % link for link in range(18)) for gpu in range(4)))
         self.script()
 
     def answer(self, args, stdout, rc=0):
@@ -122,15 +125,18 @@ def test_facts(host, check_mode):
     assert topology["gpus"][2]["nearest_nics"] == ["mlx5_1"]
     assert topology["recommendations"][3]["numactl"] == "numactl --cpunodebind=2 --membind=2"
     assert topology["warnings"] == [] and result["warnings"] == []
-    # One call per kind of data, whatever the number of GPUs; no -L without MIG. The two run at once.
-    assert sorted(host.called()) == ["-q -x", "topo -m"]
+    # One call per kind of data, whatever the number of GPUs; no -L without MIG. The first two run at once;
+    # the matrix shows NVLinks, so their state is read after it.
+    assert sorted(host.called()[:2]) == ["-q -x", "topo -m"] and host.called()[2:] == ["nvlink -s"]
+    assert [gpu["nvlink"] for gpu in result["ansible_facts"]["gpu_health"]] == [
+        {"active": list(range(18)), "inactive": []}] * 4
 
 
 def test_mig_adds_one_list_call(host):
     host.answer("-q -x", _xml(BUS4, mig="Enabled"))
     result = run_module(gpu_numa_facts_main, host.args())
     topology = result["ansible_facts"]["gpu_topology"]
-    assert sorted(host.called()[:2]) == ["-q -x", "topo -m"] and host.called()[2:] == ["-L"]
+    assert sorted(host.called()[:2]) == ["-q -x", "topo -m"] and host.called()[2:] == ["nvlink -s", "-L"]
     assert topology["gpus"][0]["mig_devices"][0]["profile"] == "3g.40gb"
     assert topology["gpus"][0]["mig_mode"] == "Enabled"
 
@@ -406,3 +412,29 @@ def test_the_health_comes_from_the_same_read_and_a_healthy_emulated_node_is_read
         assert gpu["pcie"]["width_max"] == 16 and gpu["pcie"]["gen_max"] in (3, 4, 5)
     findings = audit_hardware_checks.assess(health)
     assert audit_hardware_checks.readiness(findings) == {"verdict": "ready", "reasons": []}
+
+
+def test_an_nvlink_down_on_an_emulated_dgx_h100_is_read_and_degrades_the_node(tmp_path):
+    args, state, state_path = emulated_host(tmp_path, "dgx_h100")
+    state.setdefault("faults", {})["nvlink_down"] = {"3": [4, 9]}
+    api.write_state(state, state_path)
+    health = run_module(gpu_numa_facts_main, args)["ansible_facts"]["gpu_health"]
+    assert health[3]["nvlink"] == {"active": [link for link in range(18) if link not in (4, 9)], "inactive": [4, 9]}
+    assert health[2]["nvlink"] == {"active": list(range(18)), "inactive": []}
+    verdict = audit_hardware_checks.readiness(audit_hardware_checks.assess(health))
+    assert verdict["verdict"] == "degraded" and verdict["reasons"][0].startswith("hardware.gpu3.nvlink: NVLinks down")
+
+
+def test_a_matrix_without_nvlinks_reads_no_nvlink_state(host):
+    host.answer("topo -m", "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tSYS\t0-15\t0\nGPU1\tSYS\t X \t0-15\t0\n")
+    result = run_module(gpu_numa_facts_main, host.args())
+    assert "nvlink -s" not in host.called()
+    assert {gpu["nvlink"] for gpu in result["ansible_facts"]["gpu_health"]} == {None}
+
+
+def test_a_failed_nvlink_read_is_a_note_and_the_rest_stands(host):
+    host.answer("nvlink -s", "", rc=3)
+    result = run_module(gpu_numa_facts_main, host.args())
+    assert not result["failed"], result
+    assert {gpu["nvlink"] for gpu in result["ansible_facts"]["gpu_health"]} == {None}
+    assert any(warning.startswith("nvidia-smi nvlink -s failed") for warning in result["warnings"])

@@ -131,3 +131,14 @@ def test_the_worst_finding_decides_and_leads_the_reasons():
     assert [reason.split(":", maxsplit=1)[0] for reason in verdict["reasons"]] == [
         "hardware.gpu0.row_remap_pending", "hardware.gpu0.clocks"]
     assert readiness([], collected=False) == {"verdict": None, "reasons": ["the GPUs' health was not read"]}
+
+
+def test_an_nvlink_down_degrades_and_a_full_set_passes():
+    health = parse_gpu_health(
+        "<nvidia_smi_log><gpu><product_name>NVIDIA H100 80GB HBM3</product_name></gpu></nvidia_smi_log>")
+    health[0]["nvlink"] = {"active": list(range(17)), "inactive": [17]}
+    assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("WARN", "degraded")
+    health[0]["nvlink"] = {"active": list(range(12)), "inactive": []}
+    assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("WARN", "degraded")  # an H100 SXM has 18
+    health[0]["nvlink"] = {"active": list(range(18)), "inactive": []}
+    assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("PASS", "ready")
