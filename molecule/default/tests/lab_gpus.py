@@ -52,9 +52,12 @@ def events_since(host, count):
     return emulator_state(host).get("log", [])[count:]
 
 
-def set_faults(host, **faults):
-    """Set (or, with None, clear) emulator faults in the node's state, under its lock."""
-    script = ("import json, sys\nfrom gpuemu import state\n"
+# Run in /opt/gpuemu with the faults' JSON as its argument: sets them in the node's state, under its lock.
+SET_FAULTS = ("import json, sys\nfrom gpuemu import state\n"
               "with state.editing(%r) as current:\n"
               "    current['faults'].update(json.loads(sys.argv[1]))\n") % STATE
-    host.check_output("cd /opt/gpuemu && python3 -c %s %s", script, json.dumps(faults))
+
+
+def set_faults(host, **faults):
+    """Set (or, with None, clear) emulator faults in the node's state, under its lock."""
+    host.check_output("cd /opt/gpuemu && python3 -c %s %s", SET_FAULTS, json.dumps(faults))

@@ -19,12 +19,14 @@ import subprocess
 
 import pytest
 
+from lab_gpus import SET_FAULTS
 from lab_playbook import REPO_ROOT, run_playbook
 
 NODES = ("gpu-infer", "gpu-mig", "gpu-train")
 REPORT_DIR = os.path.join(REPO_ROOT, ".lab", "audit-report")
 CHECK_REPORT_DIR = os.path.join(REPO_ROOT, ".lab", "audit-report-check")
 DRIFT_REPORT_DIR = os.path.join(REPO_ROOT, ".lab", "audit-report-drift")
+FAULT_REPORT_DIR = os.path.join(REPO_ROOT, ".lab", "audit-report-fault")
 BASELINE_DIR = os.path.join(REPO_ROOT, ".lab", "audit-baselines")
 LOCAL_SYSCTL_FILE = "/etc/sysctl.d/99-zz-local.conf"
 DRIFT_GPU = 3
@@ -194,3 +196,41 @@ def test_comparing_with_a_baseline_that_does_not_exist_fails_before_the_audit(au
     assert rc != 0
     assert "audit_compare_baseline: got \"never-saved\"" in output, output
     assert "Read each role's state in check mode" not in output, output
+
+
+def _set_faults(node, **faults):
+    subprocess.run(["docker", "exec", "-w", "/opt/gpuemu", node, "python3", "-c", SET_FAULTS, json.dumps(faults)],
+                   capture_output=True, text=True, check=True)
+
+
+def test_every_converged_node_is_ready(audits):
+    documents = node_documents(REPORT_DIR)
+    assert dict((node, documents[node]["readiness"]) for node in NODES) == dict(
+        (node, {"verdict": "ready", "reasons": []}) for node in NODES)
+    with open(os.path.join(REPORT_DIR, "fleet.json"), encoding="utf-8") as handle:
+        assert set(entry["readiness"] for entry in json.load(handle)["nodes"]) == {"ready"}
+
+
+@pytest.mark.parametrize("faults, check_id, verdict", [
+    ({"remapped_rows": {"2": {"pending": True}}}, "hardware.gpu2.row_remap_pending", "reset"),
+    ({"pcie_link": {"5": {"gen": 3, "width": 8}}}, "hardware.gpu5.pcie_width", "degraded"),
+    ({"nvlink_down": {"1": [7]}}, "hardware.gpu1.nvlink", "degraded"),
+])
+def test_a_gpu_fault_gives_its_verdict_and_reason_and_goes_when_it_clears(audits, faults, check_id, verdict):
+    """On gpu-train (8x H100 SXM): the fault's check leads the reasons; the other GPUs stay ready."""
+    _set_faults("gpu-train", **faults)
+    try:
+        rc, output = audit("gpu-train", FAULT_REPORT_DIR)
+        assert rc == 0, output
+        with open(os.path.join(FAULT_REPORT_DIR, "nodes", "gpu-train.json"), encoding="utf-8") as handle:
+            document = json.load(handle)
+        assert document["readiness"]["verdict"] == verdict, document["readiness"]
+        assert document["readiness"]["reasons"][0].startswith(check_id + ": "), document["readiness"]
+        gpu = check_id.split(".")[1]
+        assert all(reason.startswith("hardware.%s." % gpu) for reason in document["readiness"]["reasons"]), document
+    finally:
+        _set_faults("gpu-train", **dict((name, {}) for name in faults))
+    rc, output = audit("gpu-train", FAULT_REPORT_DIR)
+    assert rc == 0, output
+    with open(os.path.join(FAULT_REPORT_DIR, "nodes", "gpu-train.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["readiness"]["verdict"] == "ready"
