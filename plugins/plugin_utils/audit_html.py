@@ -7,8 +7,8 @@ Inline CSS and JavaScript only, and a Content-Security-Policy that forbids every
 allows only those two blocks, by their hashes, so the file works offline (file://), leaks
 nothing when opened, and runs no script or style that got into it through the data. The same inputs give
 the same bytes. Hooks for tests: rows ``tr[data-node]``, cells ``td[data-verdict][data-check]``,
-readiness cells ``td[data-readiness]`` and panels ``div.readiness-view``, drill-downs ``section#node-<name>`` (see node_anchor) and the topology picture's own hooks
-(see topology_svg).
+readiness cells ``td[data-readiness]`` and panels ``div.readiness-view``, drill-downs
+``section#node-<name>`` (see node_anchor) and the topology picture's own hooks (see topology_svg).
 """
 
 from __future__ import absolute_import, division, print_function
