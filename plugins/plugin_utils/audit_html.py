@@ -7,8 +7,8 @@ Inline CSS and JavaScript only, and a Content-Security-Policy that forbids every
 allows only those two blocks, by their hashes, so the file works offline (file://), leaks
 nothing when opened, and runs no script or style that got into it through the data. The same inputs give
 the same bytes. Hooks for tests: rows ``tr[data-node]``, cells ``td[data-verdict][data-check]``,
-drill-downs ``section#node-<name>`` (see node_anchor) and the topology picture's own hooks
-(see topology_svg).
+readiness cells ``td[data-readiness]`` and panels ``div.readiness-view``, drill-downs
+``section#node-<name>`` (see node_anchor) and the topology picture's own hooks (see topology_svg).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +20,8 @@ import hashlib
 import html
 import re
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html_assets import SCRIPT, STYLE
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import READINESS
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html_assets import SCRIPT, STYLE, UNKNOWN_READINESS
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.topology_svg import render_topology_svg
 
 VERDICTS = ("FAIL", "WARN", "PASS", "SKIP")
@@ -74,6 +75,24 @@ def summary_of(node):
         if _verdict(check) in counts:
             counts[_verdict(check)] += 1
     return counts
+
+
+def readiness_of(node):
+    """(verdict, reasons): the document's readiness; verdict UNKNOWN_READINESS when it is null, not one of
+    READINESS, or absent (documents written before the audit judged readiness, such as an old baseline's)."""
+    entry = node.get("readiness")
+    entry = entry if isinstance(entry, dict) else {}
+    verdict = entry.get("verdict")
+    reasons = entry.get("reasons")
+    reasons = [reason for reason in reasons if reason not in (None, "")] if isinstance(reasons, list) else []
+    return (verdict if verdict in READINESS else UNKNOWN_READINESS), reasons
+
+
+def readiness_rank(verdict):
+    """The verdict's severity: its place in READINESS, mildest first. Unknown ranks after the worst: a node
+    whose GPUs nobody read cannot be trusted with work either, and it needs a person's look first, so a
+    worst-first sort shows it with the nodes to pull rather than hiding it among the ready ones."""
+    return READINESS.index(verdict) if verdict in READINESS else len(READINESS)
 
 
 def check_columns(nodes):
@@ -149,8 +168,10 @@ def _table_head(columns, comparison):
                          _esc(check_id), _esc(check_id), _esc(area), _esc(("%s %s %s" % (check_id, check_title, area)).lower()),
                          _esc(check_title), _esc(check_id), _esc(check_title))
                      for area, checks in columns for check_id, check_title in checks)
-    return ('<thead><tr><th rowspan="2" class="sortable node" data-sort="node">Node</th>%s%s%s</tr><tr>%s</tr></thead>'
-            % (baseline, counts, areas, checks))
+    readiness = ('<th rowspan="2" class="sortable readiness-head" data-sort="readiness" '
+                 'title="What the node\'s GPUs need before they take work, worst first when sorted">Readiness</th>')
+    return ('<thead><tr><th rowspan="2" class="sortable node" data-sort="node">Node</th>%s%s%s%s</tr><tr>%s</tr></thead>'
+            % (baseline, readiness, counts, areas, checks))
 
 
 def _cell(check_id, check, change):
@@ -167,6 +188,11 @@ def _cell(check_id, check, change):
         _esc(verdict), " changed" if change else "", _esc(verdict), _esc(check_id), _esc(tip.strip()), _esc(verdict))
 
 
+def _readiness_cell(verdict, reasons):
+    return '<td class="readiness r-%s" data-readiness="%s" title="%s">%s</td>' % (
+        _esc(verdict), _esc(verdict), _esc("\n".join(reasons)), _esc(verdict))
+
+
 def _row(node, anchor, columns, comparison):
     name = node.get("node") or ""
     summary = summary_of(node)
@@ -178,6 +204,8 @@ def _row(node, anchor, columns, comparison):
         changed = len(_changes(comparison, name))
         cells.append('<td class="status s-%s" data-status="%s">%s</td>' % (
             _esc(status or "none"), _esc(status), _esc(status or "\u2013") + (" (%d)" % changed if changed else "")))
+    readiness, reasons = readiness_of(node)
+    cells.append(_readiness_cell(readiness, reasons))
     cells += ['<td class="count v-%s" data-count="%s">%d</td>' % (verdict, verdict, summary[verdict]) for verdict in VERDICTS]
     width = sum(len(checks) for _area, checks in columns)
     if node.get("error"):
@@ -188,14 +216,22 @@ def _row(node, anchor, columns, comparison):
         for _area, checks in columns:
             for check_id, _title in checks:
                 cells.append(_cell(check_id, by_id.get(check_id), changes.get(check_id)))
-    return '<tr data-node="%s" data-search="%s"%s%s>%s</tr>' % (
-        _esc(name), _esc(("%s %s" % (name, node.get("profile") or "")).lower()), attributes,
+    # The verdict is searchable text too: typing "replace" keeps the nodes to pull.
+    return '<tr data-node="%s" data-search="%s" data-readiness="%s" data-readiness-rank="%d"%s%s>%s</tr>' % (
+        _esc(name), _esc(("%s %s %s" % (name, node.get("profile") or "", readiness)).lower()), _esc(readiness),
+        readiness_rank(readiness), attributes,
         ' data-error="1"' if node.get("error") else "", "".join(cells))
+
+
+def _readiness_toggles():
+    return '<span class="toggles-label">Readiness:</span>' + "".join(
+        '<label class="toggle readiness r-%s"><input type="checkbox" data-readiness-toggle value="%s" checked> %s</label>'
+        % (verdict, verdict, verdict) for verdict in READINESS + (UNKNOWN_READINESS,))
 
 
 def _controls():
     toggles = "".join('<label class="toggle v-%s"><input type="checkbox" data-verdict-toggle value="%s" checked> %s</label>'
-                      % (verdict, verdict, verdict) for verdict in VERDICTS)
+                      % (verdict, verdict, verdict) for verdict in VERDICTS) + _readiness_toggles()
     return ('<div class="controls"><input type="search" id="filter" placeholder="Filter nodes and checks\u2026" '
             'aria-label="Filter nodes and checks" autocomplete="off">%s'
             '<button type="button" id="only-problems">Only FAIL/WARN</button>'
@@ -224,6 +260,18 @@ def _facts(node):
             ("Summary", " ".join('<span class="badge v-%s">%d %s</span>' % (verdict, summary[verdict], verdict)
                                  for verdict in VERDICTS))]
     return '<dl class="facts">%s</dl>' % "".join("<dt>%s</dt><dd>%s</dd>" % row for row in rows)
+
+
+def _readiness_panel(node):
+    verdict, reasons = readiness_of(node)
+    if reasons:
+        body = '<ul class="reasons">%s</ul>' % "".join("<li>%s</li>" % _esc(reason) for reason in reasons)
+    elif verdict == UNKNOWN_READINESS:
+        body = '<p class="reasons-none">This document says nothing of the GPUs\' readiness.</p>'
+    else:
+        body = '<p class="reasons-none">No finding holds the GPUs back.</p>'
+    return ('<div class="readiness-view" data-readiness="%s"><h3>Readiness <span class="badge readiness r-%s">%s</span>'
+            '</h3>%s</div>' % (_esc(verdict), _esc(verdict), _esc(verdict), body))
 
 
 def _check_table(node, columns, changes):
@@ -272,9 +320,9 @@ def _node_section(node, anchor, columns, comparison):
     else:
         body = _check_table(node, columns, _changes(comparison, name))
     return ('<section class="node-detail" id="%s" data-node="%s"><p class="back"><a href="#fleet">\u2191 fleet table</a></p>'
-            '<h2>%s</h2>%s%s%s%s</section>' % (
-                anchor, _esc(name), _esc(name), _facts(node), _changed_list(comparison, name) if comparison else "", body,
-                _topology(node)))
+            '<h2>%s</h2>%s%s%s%s%s</section>' % (
+                anchor, _esc(name), _esc(name), _facts(node), _readiness_panel(node),
+                _changed_list(comparison, name) if comparison else "", body, _topology(node)))
 
 
 def _gone(comparison, nodes):

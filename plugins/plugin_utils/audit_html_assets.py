@@ -4,14 +4,47 @@
 """The fleet report's inline stylesheet and script (see audit_html).
 
 The script sorts and filters the node-by-check table; the drill-downs need none of it:
-a node's section shows when the page's address names it (CSS ``:target``).
+a node's section shows when the page's address names it (CSS ``:target``). The readiness
+colours come from READINESS (see readiness_style), so a new verdict gets its own.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-STYLE = """
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import READINESS
+
+# A node whose GPUs' health was not read, or whose document predates readiness.
+UNKNOWN_READINESS = "unknown"
+# Hues from green (the mildest verdict) to red (the worst); each verdict takes its place between them.
+MILDEST_HUE, WORST_HUE = 130, 0
+
+
+def readiness_hue(position, count=len(READINESS)):
+    """The hue of the verdict at position in READINESS: evenly spaced from green to red."""
+    if count < 2:
+        return MILDEST_HUE
+    return int(round(MILDEST_HUE + (WORST_HUE - MILDEST_HUE) * float(position) / (count - 1)))
+
+
+def readiness_style(verdicts=READINESS):
+    """One rule per verdict for the table's cells, the drill-down's badge and the filter's toggles."""
+    rules = [".r-%s { --r-hue: %d; }" % (verdict, readiness_hue(position, len(verdicts)))
+             for position, verdict in enumerate(verdicts)]
+    return "\n".join(rules) + """
+.readiness { font-weight: 700; }
+td.readiness, .badge.readiness { background: hsl(var(--r-hue) 75% 90%); color: hsl(var(--r-hue) 85% 24%); }
+.toggle.readiness { color: hsl(var(--r-hue) 85% 28%); }
+td.readiness.r-UNKNOWN, .badge.readiness.r-UNKNOWN { background: var(--skip-bg); color: var(--skip); font-style: italic; }
+.toggle.readiness.r-UNKNOWN { color: var(--skip); font-style: italic; }
+#fleet-table td.readiness { min-width: 76px; font-size: 12px; border-left: 2px solid var(--line); }
+.toggles-label { margin-left: 6px; color: var(--muted); font-size: 12px; }
+.readiness-view .reasons { margin: 0; padding-left: 20px; }
+.readiness-view .reasons li { margin: 2px 0; }
+""".replace("UNKNOWN", UNKNOWN_READINESS)
+
+
+BASE_STYLE = """
 :root { --ink: #1f2328; --muted: #57606a; --line: #d0d7de; --page: #f3f5f8;
   --fail: #cf222e; --warn: #f2c744; --warn-ink: #4d3800; --pass: #1a7f37; --pass-bg: #dcf5e3;
   --skip: #6e7781; --skip-bg: #eaeef2; --accent: #0969da; }
@@ -100,6 +133,8 @@ p.error { padding: 10px 14px; color: var(--fail); font-weight: 600; background: 
 .topology-view svg { display: block; max-width: 100%; height: auto; margin: 4px 0; }
 """
 
+STYLE = BASE_STYLE + readiness_style()
+
 SCRIPT = """
 (function () {
   "use strict";
@@ -111,6 +146,7 @@ SCRIPT = """
   var areaHeads = Array.prototype.slice.call(table.querySelectorAll("thead th.area"));
   var sortHeads = Array.prototype.slice.call(table.querySelectorAll("thead th.sortable"));
   var toggles = Array.prototype.slice.call(document.querySelectorAll("input[data-verdict-toggle]"));
+  var readinessToggles = Array.prototype.slice.call(document.querySelectorAll("input[data-readiness-toggle]"));
   var filter = document.getElementById("filter");
   var SEVERITY = {FAIL: 0, WARN: 1, SKIP: 2, PASS: 3};
   var STATUS = {changed: 0, "new": 1, unchanged: 2, gone: 3};
@@ -133,12 +169,15 @@ SCRIPT = """
     var wanted = {};
     toggles.forEach(function (toggle) { wanted[toggle.value] = toggle.checked; });
     var everyVerdict = toggles.every(function (toggle) { return toggle.checked; });
+    var readinessWanted = {};
+    readinessToggles.forEach(function (toggle) { readinessWanted[toggle.value] = toggle.checked; });
     var nodeHits = rows.filter(function (row) { return query && row.dataset.search.indexOf(query) >= 0; });
     var checkHits = checkHeads.filter(function (head) { return query && head.dataset.search.indexOf(query) >= 0; });
     var rowOn = new Map();
     var columnOn = new Map();
     rows.forEach(function (row) {
-      rowOn.set(row, !query || (nodeHits.length ? nodeHits.indexOf(row) >= 0 : checkHits.length > 0));
+      rowOn.set(row, (!query || (nodeHits.length ? nodeHits.indexOf(row) >= 0 : checkHits.length > 0)) &&
+        readinessWanted[row.dataset.readiness] !== false);
     });
     checkHeads.forEach(function (head) {
       columnOn.set(head.dataset.check, !query || (checkHits.length ? checkHits.indexOf(head) >= 0 : nodeHits.length > 0));
@@ -192,6 +231,8 @@ SCRIPT = """
       return status && status.dataset.status in STATUS ? STATUS[status.dataset.status] : 9;
     }
     if (key.indexOf("count:") === 0) { return -Number(row.dataset[key.slice(6).toLowerCase()] || 0); }
+    // The rank is the verdict's place in READINESS (unknown after the worst): worst first.
+    if (key === "readiness") { return -Number(row.dataset.readinessRank); }
     var verdict = verdictOf(row, key.slice(6));
     return verdict in SEVERITY ? SEVERITY[verdict] : 9;
   }
@@ -209,8 +250,8 @@ SCRIPT = """
       var y = values.get(b);
       return (x < y ? -1 : x > y ? 1 : 0) * sortDirection || order.get(a) - order.get(b);
     }).forEach(function (row) { tbody.appendChild(row); });
-    // Counts sort most first, checks worst first: that first order is the "natural" one.
-    var natural = key.indexOf("count:") === 0 ? "descending" : "ascending";
+    // Counts sort most first, checks and readiness worst first: that first order is the "natural" one.
+    var natural = key.indexOf("count:") === 0 || key === "readiness" ? "descending" : "ascending";
     var reversed = natural === "ascending" ? "descending" : "ascending";
     sortHeads.forEach(function (each) { each.removeAttribute("aria-sort"); });
     head.setAttribute("aria-sort", sortDirection === 1 ? natural : reversed);
@@ -224,13 +265,13 @@ SCRIPT = """
     });
   });
   filter.addEventListener("input", apply);
-  toggles.forEach(function (toggle) { toggle.addEventListener("change", apply); });
+  toggles.concat(readinessToggles).forEach(function (toggle) { toggle.addEventListener("change", apply); });
   document.getElementById("only-problems").addEventListener("click", function () {
     toggles.forEach(function (toggle) { toggle.checked = toggle.value === "FAIL" || toggle.value === "WARN"; });
     apply();
   });
   document.getElementById("show-all").addEventListener("click", function () {
-    toggles.forEach(function (toggle) { toggle.checked = true; });
+    toggles.concat(readinessToggles).forEach(function (toggle) { toggle.checked = true; });
     filter.value = "";
     apply();
   });

@@ -3,8 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A sample report folder, as the audit writes one: ``fleet.html`` and ``nodes/<node>.json``.
 
-Three nodes: an 8-GPU, 2-socket training node with a FAIL, a 4-GPU inference node and one
-that could not be audited. Topologies come from the GPU emulator's profiles.
+Five nodes, one per readiness verdict the audit gives most: an 8-GPU, 2-socket training node
+with a FAIL, rows pending remap (reset) and a GPU slowed down (degraded), a 4-GPU inference node (ready), one that could not
+be audited (unknown), a 4-GPU node with a link trained at x8 (degraded) and a GH200 whose row
+remapping failed (replace). Topologies and GPU health come from the GPU emulator's profiles
+with its health faults, judged by the audit's own assess and readiness.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_document
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import assess, readiness
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html import render_fleet_report
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_topology
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_facts
 
 GENERATED_AT = "2026-12-02T09:30:00Z"
 
@@ -53,7 +58,16 @@ INFERENCE_FINDINGS = {
 }
 
 
-def node_document(name, profile, topology, findings):
+# Health faults of the emulated nodes (the emulator's faults.py), by the verdict they lead to.
+ROWS_PENDING_AND_SLOWDOWN = {"remapped_rows": {"3": {"uncorrectable": 1, "pending": True}},
+                             "clock_reasons": {"5": ["hw_slowdown"]}}
+LINK_AT_X8 = {"pcie_link": {"1": {"width": 8}}}
+REMAP_FAILED = {"remapped_rows": {"0": {"uncorrectable": 9, "pending": True, "failure": True}}}
+
+
+def node_document(name, profile, facts, findings):
+    """The audit's document of an emulated node: the sample checks, then the hardware area and readiness."""
+    topology = facts["gpu_topology"]
     checks = []
     for check_id, area, title, expected in CHECKS:
         verdict, actual, reason = findings.get(check_id, ("PASS", expected, "as expected"))
@@ -63,19 +77,15 @@ def node_document(name, profile, topology, findings):
             actual = topology.get("driver_version")
         checks.append({"id": check_id, "area": area, "title": title, "verdict": verdict,
                        "expected": expected, "actual": actual, "reason": reason})
-    summary = dict((verdict, sum(1 for check in checks if check["verdict"] == verdict))
-                   for verdict in ("PASS", "FAIL", "WARN", "SKIP"))
-    return {"schema_version": 1, "node": name, "profile": profile, "error": None, "summary": summary,
-            "checks": checks, "driver": {"driver_version": topology.get("driver_version"),
-                                         "cuda_version": topology.get("cuda_version")},
-            "topology": topology}
+    hardware = assess(facts["gpu_health"])
+    return audit_document.node_document(name, profile, checks + [item["check"] for item in hardware], topology,
+                                        node_readiness=readiness(hardware))
 
 
 def unreachable_document(name):
-    return {"schema_version": 1, "node": name, "profile": "training",
-            "error": "ssh: connect to host gpu-old-03 port 22: Connection timed out",
-            "summary": {"PASS": 0, "FAIL": 0, "WARN": 0, "SKIP": 0}, "checks": [],
-            "driver": {"driver_version": None, "cuda_version": None}, "topology": {}}
+    """Not audited: no GPU health read, so no readiness verdict (null, with the error as its reason)."""
+    return audit_document.unaudited_document(name, "training", "ssh: connect to host %s port 22: Connection timed out"
+                                             % name)
 
 
 def comparison(nodes):
@@ -88,6 +98,8 @@ def comparison(nodes):
              "before": {"verdict": "FAIL", "actual": "madvise"}, "after": {"verdict": "PASS", "actual": "defer+madvise"}}]},
         nodes[1]["node"]: {"status": "unchanged", "checks": []},
         nodes[2]["node"]: {"status": "new", "checks": []},
+        nodes[3]["node"]: {"status": "new", "checks": []},
+        nodes[4]["node"]: {"status": "new", "checks": []},
         "gpu-retired-09": {"status": "gone", "checks": []},
     }}
 
@@ -96,9 +108,11 @@ def build(folder, work):
     """Write the sample report into folder (work: a scratch folder for the emulated hosts); returns the documents."""
     os.makedirs(os.path.join(folder, "nodes"), exist_ok=True)
     nodes = [
-        node_document("gpu-train-01", "training", emulated_topology(_scratch(work, "train"), "dgx_h100"), TRAINING_FINDINGS),
-        node_document("gpu-infer-02", "inference", emulated_topology(_scratch(work, "infer"), "l40s_4x"), INFERENCE_FINDINGS),
+        node_document("gpu-train-01", "training", _facts(work, "train", "dgx_h100", ROWS_PENDING_AND_SLOWDOWN), TRAINING_FINDINGS),
+        node_document("gpu-infer-02", "inference", _facts(work, "infer", "l40s_4x"), INFERENCE_FINDINGS),
         unreachable_document("gpu-old-03"),
+        node_document("gpu-infer-04", "inference", _facts(work, "infer-x8", "l40s_4x", LINK_AT_X8), INFERENCE_FINDINGS),
+        node_document("gpu-train-05", "training", _facts(work, "gh200", "gh200", REMAP_FAILED), {}),
     ]
     for node in nodes:
         with open(os.path.join(folder, "nodes", node["node"] + ".json"), "w", encoding="utf-8") as handle:
@@ -108,7 +122,7 @@ def build(folder, work):
     return nodes
 
 
-def _scratch(work, name):
+def _facts(work, name, profile, faults=None):
     path = work / name
     path.mkdir(parents=True, exist_ok=True)
-    return path
+    return emulated_facts(path, profile, faults)

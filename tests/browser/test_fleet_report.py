@@ -31,6 +31,13 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
          "--hide-scrollbars", "--window-size=1400,1000")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+UNKNOWN = "unknown"
+
+
+def _collection_on_path():
+    path = os.path.join(REPO_ROOT, "playbooks", "collections")
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +45,7 @@ def report(tmp_path_factory):
     """(fleet.html path, node documents by name)."""
     folder = os.environ.get("GPUOPS_AUDIT_REPORT_DIR")
     if not folder:
-        sys.path.insert(0, os.path.join(REPO_ROOT, "playbooks", "collections"))
+        _collection_on_path()
         from ansible_collections.gpuops.hardening.tests.browser import sample_fleet  # pylint: disable=import-outside-toplevel
 
         folder = str(tmp_path_factory.mktemp("report"))
@@ -254,3 +261,97 @@ def test_nothing_leaves_the_page(page, report):
     assert [url for url in requests if url.split("#")[0] != address and not url.startswith("data:")] == []
     # The policy blocked nothing either: a blocked inline style or script would be a console error.
     assert [entry["message"] for entry in page.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+# ------------------------------------------------------------------ readiness
+
+
+@pytest.fixture(scope="module")
+def readiness_order():
+    """The verdicts mildest first, as the audit defines them."""
+    _collection_on_path()
+    from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import READINESS  # pylint: disable=import-outside-toplevel
+
+    return READINESS
+
+
+def _readiness(node):
+    """(verdict as the page shows it, reasons)."""
+    entry = node.get("readiness") or {}
+    return entry.get("verdict") or UNKNOWN, entry.get("reasons") or []
+
+
+def _rank(verdict, order):
+    # Unknown after the worst: the report sorts a node nobody could read with the ones to pull.
+    return order.index(verdict) if verdict in order else len(order)
+
+
+def _readiness_cell(row):
+    return row.find_element(By.CSS_SELECTOR, "td[data-readiness]")
+
+
+def _rgb(element, name):
+    return [int(part) for part in element.value_of_css_property(name).split("(")[1].split(")")[0].split(",")[:3]]
+
+
+def test_the_readiness_column_shows_each_nodes_verdict(page, report, readiness_order):
+    nodes = report[1]
+    (head,) = [head for head in page.find_elements(By.CSS_SELECTOR, "#fleet-table thead th[data-sort]")
+               if head.get_attribute("data-sort") == "readiness"]
+    assert head.is_displayed() and head.text == "Readiness"
+    shown = {}
+    for row in _rows(page):
+        cell = _readiness_cell(row)
+        assert cell.is_displayed()
+        shown[row.get_attribute("data-node")] = cell.text
+        red, green, _blue = _rgb(cell, "background-color")
+        if cell.text == readiness_order[0]:
+            assert green > red, cell.text
+        if cell.text == readiness_order[-1]:
+            assert red > green, cell.text
+    assert shown == dict((name, _readiness(node)[0]) for name, node in nodes.items())
+    if not os.environ.get("GPUOPS_AUDIT_REPORT_DIR"):
+        assert {"ready", "degraded", "reset", "replace", UNKNOWN} <= set(shown.values())
+
+
+def test_sorting_by_readiness_puts_the_worst_first(page, readiness_order):
+    def ranks():
+        return [_rank(_readiness_cell(row).text, readiness_order) for row in _rows(page)]
+
+    _sort(page, "readiness")
+    assert ranks() == sorted(ranks(), reverse=True) and len(set(ranks())) > 1
+    head = page.find_element(By.CSS_SELECTOR, 'th[data-sort="readiness"]')
+    assert head.get_attribute("aria-sort") == "descending"
+    _sort(page, "readiness")
+    assert ranks() == sorted(ranks())
+    assert head.get_attribute("aria-sort") == "ascending"
+
+
+def test_filtering_by_readiness(page, report, readiness_order):
+    nodes = report[1]
+    verdicts = dict((name, _readiness(node)[0]) for name, node in nodes.items())
+    mildest = readiness_order[0]
+    (toggle,) = [toggle for toggle in page.find_elements(By.CSS_SELECTOR, "input[data-readiness-toggle]")
+                 if toggle.get_attribute("value") == mildest]
+    assert [box.get_attribute("value") for box in page.find_elements(By.CSS_SELECTOR, "input[data-readiness-toggle]")] \
+        == list(readiness_order) + [UNKNOWN]
+    toggle.click()
+    assert sorted(_shown_rows(page)) == sorted(name for name, verdict in verdicts.items() if verdict != mildest)
+    page.find_element(By.ID, "show-all").click()
+    assert sorted(_shown_rows(page)) == sorted(nodes)
+    # The verdict is text the filter box finds, as a node's name is.
+    for wanted in sorted(set(verdicts.values())):
+        _type(page.find_element(By.ID, "filter"), wanted)
+        assert sorted(_shown_rows(page)) == sorted(name for name, verdict in verdicts.items() if verdict == wanted)
+
+
+def test_each_drill_down_shows_the_readiness_and_its_reasons(page, report):
+    for name, node in sorted(report[1].items()):
+        (link,) = [row.find_element(By.CSS_SELECTOR, "th.node a") for row in _rows(page)
+                   if row.get_attribute("data-node") == name]
+        link.click()
+        panel = _section(page, name).find_element(By.CSS_SELECTOR, "div.readiness-view")
+        verdict, reasons = _readiness(node)
+        assert panel.is_displayed()
+        assert panel.find_element(By.CSS_SELECTOR, "h3 .badge").text == verdict
+        assert [item.text for item in panel.find_elements(By.CSS_SELECTOR, "ul.reasons li")] == reasons

@@ -19,10 +19,15 @@ from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
 
-def emulated_host(tmp_path, profile):
-    """(module args, state, state path): nvidia-smi from the emulator (as an executable) and the profile's sysfs."""
+def emulated_host(tmp_path, profile, faults=None):
+    """(module args, state, state path): nvidia-smi from the emulator (as an executable) and the profile's sysfs.
+
+    faults: the state's "faults" section to start with (the emulator's faults.py lists them).
+    """
     state_path = str(tmp_path / "state.json")
-    api.write_state(api.new_state(profile), state_path)
+    state = api.new_state(profile)
+    state["faults"].update(faults or {})
+    api.write_state(state, state_path)
     environment = api.environment(state_path)
     tool = tmp_path / "nvidia-smi"
     tool.write_text("#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
@@ -38,9 +43,14 @@ def emulated_host(tmp_path, profile):
     return args, api.read_state(state_path), state_path
 
 
-def emulated_topology(tmp_path, profile):
-    """The gpu_topology fact gpu_numa_facts returns on an emulated node of the profile."""
-    args, _state, _path = emulated_host(tmp_path, profile)
+def emulated_facts(tmp_path, profile, faults=None):
+    """The facts gpu_numa_facts returns on an emulated node of the profile (gpu_topology, gpu_health)."""
+    args, _state, _path = emulated_host(tmp_path, profile, faults)
     result = run_module(gpu_numa_facts_main, args)
     assert not result["failed"], result
-    return result["ansible_facts"]["gpu_topology"]
+    return result["ansible_facts"]
+
+
+def emulated_topology(tmp_path, profile):
+    """The gpu_topology fact gpu_numa_facts returns on an emulated node of the profile."""
+    return emulated_facts(tmp_path, profile)["gpu_topology"]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fleet report page: structure, escaping, the baseline comparison, determinism, no network."""
+"""The fleet report page: structure, escaping, the baseline comparison, readiness, determinism, no network."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ import re
 
 import pytest
 
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import READINESS
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html import (
     check_columns,
     node_anchor,
+    readiness_of,
+    readiness_rank,
     render_fleet_report,
     summary_of,
 )
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html_assets import STYLE, readiness_hue
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_topology
 from ansible_collections.gpuops.hardening.tests.unit.plugins.plugin_utils.html_page import parse
 
@@ -204,3 +208,83 @@ def test_summary_counted_when_the_document_has_none():
 def test_no_nodes_is_still_a_page():
     page = parse(render_fleet_report([]))
     assert page.find_all("table", id="fleet-table") and not [row for row in page.iter("tr") if "data-node" in row.attrs]
+
+
+# ------------------------------------------------------------------ readiness
+
+def _ready_node(name, verdict, reasons):
+    node = _node(name, [_check("thp.enabled", "thp", "PASS")])
+    node["readiness"] = {"verdict": verdict, "reasons": reasons}
+    return node
+
+
+def _readiness_row(page, name):
+    (row,) = [row for row in page.iter("tr") if row.attrs.get("data-node") == name]
+    (cell,) = row.find_all("td", class_="readiness")
+    return row, cell
+
+
+def _readiness_panel(page, name):
+    (section,) = page.find_all("section", class_="node-detail", data_node=name)
+    (panel,) = section.find_all("div", class_="readiness-view")
+    return panel
+
+
+def test_each_verdict_has_its_cell_rank_and_panel():
+    nodes = [_ready_node("n-%s" % verdict, verdict, ["why %s" % verdict] if verdict != "ready" else [])
+             for verdict in READINESS] + [_ready_node("n-null", None, ["the GPUs' health was not read"])]
+    page = parse(render_fleet_report(nodes))
+    (head,) = page.find_all("th", data_sort="readiness")
+    assert head.all_text() == "Readiness" and "sortable" in head.attrs["class"].split()
+    for position, verdict in enumerate(READINESS + ("unknown",)):
+        name = "n-%s" % ("null" if verdict == "unknown" else verdict)
+        row, cell = _readiness_row(page, name)
+        assert (cell.all_text(), cell.attrs["data-readiness"], row.attrs["data-readiness"]) == (verdict,) * 3
+        assert "r-%s" % verdict in cell.attrs["class"].split()
+        assert int(row.attrs["data-readiness-rank"]) == position  # unknown after the worst
+        assert verdict in row.attrs["data-search"]
+        panel = _readiness_panel(page, name)
+        assert panel.find_all("span", class_="badge")[0].all_text() == verdict
+        assert [item.all_text() for item in panel.find_all("li")] == readiness_of(nodes[position])[1]
+    assert "No finding holds the GPUs back." in _readiness_panel(page, "n-ready").all_text()
+    assert [item.all_text() for item in _readiness_panel(page, "n-null").find_all("li")] == [
+        "the GPUs' health was not read"]
+
+
+def test_the_readiness_toggles_and_colours_come_from_readiness():
+    page = parse(render_fleet_report([]))
+    assert [box.attrs["value"] for box in page.iter("input") if "data-readiness-toggle" in box.attrs] == \
+        list(READINESS) + ["unknown"]
+    for position, verdict in enumerate(READINESS):
+        assert ".r-%s { --r-hue: %d; }" % (verdict, readiness_hue(position)) in STYLE
+    hues = [readiness_hue(position) for position in range(len(READINESS))]
+    assert hues == sorted(hues, reverse=True) and hues[0] > 90 and hues[-1] == 0  # green to red
+
+
+def test_readiness_reasons_are_escaped():
+    text = render_fleet_report([_ready_node("n", "replace", [NASTY, "plain"])])
+    assert "<img" not in text and 'onerror="' not in text
+    page = parse(text)
+    _row, cell = _readiness_row(page, "n")
+    assert cell.attrs["title"] == NASTY + "\nplain"
+    assert [item.all_text() for item in _readiness_panel(page, "n").find_all("li")] == [NASTY, "plain"]
+
+
+@pytest.mark.parametrize("readiness", [
+    "absent", None, "replace", {"verdict": "on fire", "reasons": "not a list"}, {"reasons": [None, ""]}])
+def test_a_document_without_a_readiness_renders_as_unknown(fleet, readiness):
+    """Documents written before the audit judged readiness (an old baseline's) or with one this page cannot read."""
+    node = copy.deepcopy(fleet[0])
+    if readiness != "absent":
+        node["readiness"] = readiness
+    assert readiness_of(node) == ("unknown", [])
+    page = parse(render_fleet_report([node]))
+    row, cell = _readiness_row(page, "gpu-a")
+    assert cell.all_text() == "unknown" and int(row.attrs["data-readiness-rank"]) == len(READINESS)
+    panel = _readiness_panel(page, "gpu-a")
+    assert not panel.find_all("li") and "says nothing of the GPUs' readiness" in panel.all_text()
+
+
+def test_readiness_rank_follows_readiness():
+    assert [readiness_rank(verdict) for verdict in READINESS] == list(range(len(READINESS)))
+    assert readiness_rank("unknown") == readiness_rank(None) == len(READINESS)
