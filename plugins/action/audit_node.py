@@ -23,7 +23,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _requires_connection = False
-    _VALID_ARGS = frozenset(("inputs", "node", "plan", "role_errors", "cuda_versions"))
+    _VALID_ARGS = frozenset(("inputs", "node", "plan", "role_errors", "cuda_versions", "gpu_models"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -35,7 +35,7 @@ class ActionModule(ActionBase):
         topology = plain(facts.get("gpu_topology") or {})
         # None when the topology feature did not read the GPUs: no verdict rather than a made-up "ready".
         health = plain(facts["gpu_health"]) if facts.get("gpu_health") is not None else None
-        hardware = assess(health)
+        hardware = assess(health, plain(self._task.args.get("gpu_models") or {}))
         checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []),
                              hardware)
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")

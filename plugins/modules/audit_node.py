@@ -47,6 +47,12 @@ options:
     type: list
     elements: str
     default: []
+  gpu_models:
+    description:
+      - The operator's per-model expectations for the hardware checks, over the shipped ones, by product name
+        (the audit role's C(audit_gpu_models), validated there).
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - gpuops.hardening.controller
 """
@@ -68,7 +74,7 @@ ansible_facts:
   type: complex
   contains:
     gpuops_audit:
-      description: C(schema_version), C(node), C(profile), C(error), C(summary), C(checks), C(driver), C(topology).
+      description: C(schema_version), C(node), C(profile), C(error), C(readiness), C(summary), C(checks), C(driver), C(topology).
       type: dict
       returned: always
       sample:
@@ -99,7 +105,8 @@ def main():
     module = AnsibleModule(argument_spec=dict(inputs=dict(type="dict", required=True), node=dict(type="dict", default={}),
                                               plan=dict(type="list", elements="dict", default=[]),
                                               role_errors=dict(type="dict", default={}),
-                                              cuda_versions=dict(type="list", elements="str", default=[])),
+                                              cuda_versions=dict(type="list", elements="str", default=[]),
+                                              gpu_models=dict(type="dict", default={})),
                            supports_check_mode=True)
     module.fail_json(msg="gpuops.hardening.audit_node runs on the controller as an action plugin; call it as a task.")
 

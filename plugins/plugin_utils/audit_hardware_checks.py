@@ -178,12 +178,14 @@ def _nvlink(gpu, spec):
     return [_finding(gpu, "nvlink", "NVLinks", PASS, "%d active" % wanted, actual, "every NVLink is up")]
 
 
-def assess(health):
-    """Every finding for the node's GPUs: a list of {"check": audit check, "readiness": one of READINESS}."""
+def assess(health, models=None):
+    """Every finding for the node's GPUs: a list of {"check": audit check, "readiness": one of READINESS}.
+
+    models: the operator's per-model overrides (audit_gpu_models, gpu_models.model_spec)."""
     found = []
     gpus = health or []
     for gpu in gpus:
-        spec = model_spec(gpu["name"])
+        spec = model_spec(gpu["name"], models)
         found.append(_model(gpu, spec))
         found.append(_pcie_width(gpu, spec))
         found.append(_pcie_generation(gpu, spec))

@@ -14,7 +14,8 @@ retired_pages_limit: NVIDIA documents no page count for dynamic page retirement 
 diagnostic's); 60 is the count field guides give as the point to replace a board.
 
 A model missing here gets GENERIC: its own reported maximum generation is what the link is held to, and no
-fabric is expected; model_spec says so in "known".
+fabric is expected; model_spec says so in "known". An operator overrides or adds models per inventory group with
+the audit role's audit_gpu_models (OVERRIDE_RULES says what each key takes).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -36,9 +37,46 @@ MODELS = {
 }
 
 
-def model_spec(name):
-    """The expectations for a product name: the model's entry over GENERIC, and whether the model is known."""
+# What each spec key takes, for an operator's override (audit_gpu_models): (allowed, test).
+OVERRIDE_RULES = {
+    "pcie_gen": ("a PCIe generation, 1 to 6", lambda value: value in (1, 2, 3, 4, 5, 6)),
+    "pcie_width": ("a link width: 1, 2, 4, 8, 16 or 32", lambda value: value in (1, 2, 4, 8, 16, 32)),
+    "fabric_gpus": ("null, or the GPU count from which an NVSwitch fabric is expected (2 or more)",
+                    lambda value: value is None or (_whole(value) and value >= 2)),
+    "nvlinks": ("null, or the NVLinks each GPU has (0 or more)", lambda value: value is None or (_whole(value) and value >= 0)),
+    "retired_pages_limit": ("the retired-page count that means replace (1 or more)",
+                            lambda value: _whole(value) and value >= 1),
+}
+
+
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def override_errors(models):
+    """(product name, key, value, allowed) for each entry of an audit_gpu_models override that is not valid."""
+    found = []
+    if not isinstance(models, dict):
+        return [(None, None, models, "a mapping of product names (as nvidia-smi prints them) to spec keys")]
+    for name, spec in sorted(models.items(), key=lambda item: str(item[0])):
+        if not isinstance(spec, dict):
+            found.append((name, None, spec, "a mapping of %s" % ", ".join(sorted(OVERRIDE_RULES))))
+            continue
+        for key, value in sorted(spec.items(), key=lambda item: str(item[0])):
+            rule = OVERRIDE_RULES.get(key)
+            if rule is None:
+                found.append((name, key, value, "keys %s" % ", ".join(sorted(OVERRIDE_RULES))))
+            elif not rule[1](value):
+                found.append((name, key, value, rule[0]))
+    return found
+
+
+def model_spec(name, overrides=None):
+    """The expectations for a product name: GENERIC, then the model's entry, then the operator's override for it
+    (audit_gpu_models, set per inventory group); known: whether either names the model."""
+    overrides = overrides or {}
     spec = dict(GENERIC)
     spec.update(MODELS.get(name) or {})
-    spec["known"] = name in MODELS
+    spec.update(overrides.get(name) or {})
+    spec["known"] = name in MODELS or name in overrides
     return spec

@@ -319,7 +319,9 @@ def test_sorting_by_readiness_puts_the_worst_first(page, readiness_order):
         return [_rank(_readiness_cell(row).text, readiness_order) for row in _rows(page)]
 
     _sort(page, "readiness")
-    assert ranks() == sorted(ranks(), reverse=True) and len(set(ranks())) > 1
+    assert ranks() == sorted(ranks(), reverse=True)
+    if not os.environ.get("GPUOPS_AUDIT_REPORT_DIR"):
+        assert len(set(ranks())) > 1  # the sample holds every verdict; a converged lab is all ready
     head = page.find_element(By.CSS_SELECTOR, 'th[data-sort="readiness"]')
     assert head.get_attribute("aria-sort") == "descending"
     _sort(page, "readiness")

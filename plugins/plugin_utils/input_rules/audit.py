@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""audit: CUDA versions NVIDIA's minimum-driver table knows, and baseline names that are file names."""
+"""audit: CUDA versions NVIDIA's minimum-driver table knows, baseline names that are file names, and per-model
+overrides whose keys and values the hardware checks know."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import driver_compat, gpu_models
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, baseline_name_errors, unchanged
 
 REMOVED = {
@@ -24,6 +25,9 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
             found.append(bad("audit_cuda_versions", version, "CUDA versions such as 12.4 or 13.0, of the majors "
                              "NVIDIA's minimum-driver table lists: %s" % ", ".join("%d.x" % major for major in driver_compat.known_cuda_majors())))
     found.extend(baseline_name_errors(inputs, "audit_save_baseline", "audit_compare_baseline"))
+    for name, key, value, allowed in gpu_models.override_errors(inputs.get("audit_gpu_models") or {}):
+        where = "audit_gpu_models" + ('["%s"]' % name if name is not None else "") + ("." + key if key else "")
+        found.append(bad(where, value, allowed))
     return found
 
 

@@ -142,3 +142,18 @@ def test_an_nvlink_down_degrades_and_a_full_set_passes():
     assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("WARN", "degraded")  # an H100 SXM has 18
     health[0]["nvlink"] = {"active": list(range(18)), "inactive": []}
     assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("PASS", "ready")
+
+
+def test_an_operators_model_override_makes_a_model_known_and_judges_against_its_values():
+    """The A10G the shipped specs do not know becomes known; its link still trained below its own maximum (x8 of x16).
+    An H100 board whose GPUs have 16 NVLinks is held to 16, not to the shipped 18."""
+    health = parse_gpu_health(real_captures.load("telegraf_a10g_driver515_nvidia_smi_q_x.xml.txt"))
+    overridden = _verdicts(assess(health, {"NVIDIA A10G": {"pcie_gen": 4, "pcie_width": 16}}))
+    assert overridden["hardware.gpu0.model"] == ("PASS", "ready")
+    assert overridden["hardware.gpu0.pcie_width"] == ("WARN", "degraded")
+    health = parse_gpu_health(
+        "<nvidia_smi_log><gpu><product_name>NVIDIA H100 80GB HBM3</product_name></gpu></nvidia_smi_log>")
+    health[0]["nvlink"] = {"active": list(range(16)), "inactive": []}
+    assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("WARN", "degraded")
+    assert _verdicts(assess(health, {"NVIDIA H100 80GB HBM3": {"nvlinks": 16}}))["hardware.gpu0.nvlink"] == (
+        "PASS", "ready")

@@ -282,6 +282,13 @@ def test_mps_directories_both_bad_are_not_also_reported_as_the_same():
     ({"audit_cuda_versions": ["twelve"]}, ['audit_cuda_versions: got "twelve"']),
     ({"audit_compare_baseline": "a/b"}, ['audit_compare_baseline: got "a/b"', "letters, digits"]),
     ({"gpuops_audit_fail_on_drift": True}, ["gpuops_audit_fail_on_drift: no longer an input; set audit_fail_on_fail instead"]),
+    ({"audit_gpu_models": {"NVIDIA H100 80GB HBM3": {"nvlink": 16}}},
+     ['audit_gpu_models["NVIDIA H100 80GB HBM3"].nvlink: got 16; allowed: keys fabric_gpus, nvlinks, pcie_gen']),
+    ({"audit_gpu_models": {"NVIDIA A10G": {"pcie_width": 12}}},
+     ['audit_gpu_models["NVIDIA A10G"].pcie_width: got 12; allowed: a link width: 1, 2, 4, 8, 16 or 32']),
+    ({"audit_gpu_models": {"NVIDIA A10G": {"retired_pages_limit": True}}},
+     ['audit_gpu_models["NVIDIA A10G"].retired_pages_limit: got true']),
+    ({"audit_gpu_models": {"NVIDIA A10G": 4}}, ['audit_gpu_models["NVIDIA A10G"]: got 4; allowed: a mapping of']),
 ])
 def test_audit_inputs_name_the_variable_the_value_and_what_is_allowed(given, fragments):
     message = "; ".join(_errors(given))
@@ -290,8 +297,10 @@ def test_audit_inputs_name_the_variable_the_value_and_what_is_allowed(given, fra
 
 
 def test_good_audit_inputs_pass():
-    inputs = _inputs({"audit_cuda_versions": ["11.8", "12.4", "13.0"], "audit_save_baseline": "before-thp"}, "audit")
-    assert inputs["audit_cuda_versions"] == ["11.8", "12.4", "13.0"]
+    models = {"NVIDIA A10G": {"pcie_gen": 4, "pcie_width": 16, "fabric_gpus": None, "nvlinks": 0, "retired_pages_limit": 30}}
+    inputs = _inputs({"audit_cuda_versions": ["11.8", "12.4", "13.0"], "audit_save_baseline": "before-thp",
+                      "audit_gpu_models": models}, "audit")
+    assert inputs["audit_cuda_versions"] == ["11.8", "12.4", "13.0"] and inputs["audit_gpu_models"] == models
 
 
 @pytest.mark.parametrize("given, fragments", [
