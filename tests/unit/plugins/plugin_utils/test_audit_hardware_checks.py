@@ -157,3 +157,16 @@ def test_an_operators_model_override_makes_a_model_known_and_judges_against_its_
     assert _verdicts(assess(health))["hardware.gpu0.nvlink"] == ("WARN", "degraded")
     assert _verdicts(assess(health, {"NVIDIA H100 80GB HBM3": {"nvlinks": 16}}))["hardware.gpu0.nvlink"] == (
         "PASS", "ready")
+
+
+def test_the_h200_under_load_has_its_generation_judged():
+    """A real H200 at 100 % (the under-load capture): gpu_idle is not active, so Gen5 of 5 is a PASS; idle 2 s later
+    (the query after the load) the reason is back, as the idle capture above shows."""
+    with open(H200.replace("nvidia_smi_q_x.xml", "nvidia_smi_q_x_under_load.xml"), encoding="utf-8") as handle:
+        health = parse_gpu_health(real_captures.body(handle.read()))
+    assert health[0]["clock_event_reasons"] == []
+    findings = assess(health)
+    assert _verdicts(findings)["hardware.gpu0.pcie_gen"] == ("PASS", "ready")
+    assert readiness(findings) == {"verdict": "ready", "reasons": []}
+    with open(H200.replace("nvidia_smi_q_x.xml", "nvidia_smi_query_after_load.csv"), encoding="utf-8") as handle:
+        assert real_captures.body(handle.read()).splitlines()[1].split(", ")[4] == "Active"
