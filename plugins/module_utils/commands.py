@@ -6,23 +6,22 @@
 Every command is wrapped in coreutils ``timeout``: a hung tool (a wedged GPU driver,
 say) ends the module with a clear error instead of blocking the play.
 
-Commands run through subprocess's communicate(), not AnsibleModule.run_command: that
-loop polls the child twice after its pipes close, and when the child exits between the
-two polls it waits on no pipes for a whole second (ansible-core 2.19, basic.py). A child
-that is a ``timeout`` wrapper exits a moment after its pipes close, so on the GPU machine
-4 of its 11 timed runs of the facts module took a second more (bench/results/2026-12-04-h200.md).
+AnsibleModule.run_command polls the child twice once its pipes have closed; when the child
+exits between the two polls, the loop selects on no pipes for a whole second (ansible-core
+2.19 to 2.21, basic.py). A child that is a ``timeout`` wrapper exits a moment after its
+pipes close, so on the GPU machine 4 of 11 timed runs of the facts module took a second
+more (bench/results/2026-12-04-h200.md). run_argv gives run_command a steady poll (its
+before_communicate_callback): a poll that found the child running answers so once more,
+so the loop waits for the exit instead.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-import subprocess
 import threading
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 TIMEOUT_RC = 124
 KILLED_RC = 137
@@ -41,19 +40,35 @@ def timeout_setting(module):
     return "the module's timeout option%s" % (", set by the role variable %s" % variable if variable else "")
 
 
+def steady_poll(process):
+    """Make process.poll() answer None once more after it found the process running.
+
+    run_command checks "exited?" and then "still running?" with two polls; without this, an exit between them
+    answers neither, and the loop waits a second on no pipes. A stale None costs at most one more turn of the loop.
+    """
+    poll = process.poll
+    last = {"running": False}
+
+    def steady():
+        if last["running"]:
+            last["running"] = False
+            return None
+        code = poll()
+        last["running"] = code is None
+        return code
+
+    process.poll = steady
+
+
 def run_argv(module, argv, environ_update=None, data=None):
-    """(rc, stdout, stderr) of argv, run to its end; data, with a newline added, is its stdin (as run_command).
+    """(rc, stdout, stderr) of argv through run_command, with a steady poll; data, with a newline added, is its stdin.
 
     A stand-in for AnsibleModule (a test's, the node call's FeatureRun) answers through its own run_command.
     """
     if not isinstance(module, AnsibleModule):
         return module.run_command(argv, environ_update=environ_update, data=data, check_rc=False)
-    environment = dict(os.environ, **(environ_update or {}))
-    process = subprocess.Popen(  # pylint: disable=consider-using-with
-        [to_bytes(word, errors="surrogate_or_strict") for word in argv], env=environment, close_fds=True,
-        stdin=subprocess.PIPE if data else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = process.communicate(to_bytes(data + "\n", errors="surrogate_or_strict") if data else None)
-    return process.returncode, to_native(out, errors="surrogate_or_strict"), to_native(err, errors="surrogate_or_strict")
+    return module.run_command(argv, environ_update=environ_update, data=data, check_rc=False,
+                              before_communicate_callback=steady_poll)
 
 
 def _run_once(module, argv, timeout, data, environ):

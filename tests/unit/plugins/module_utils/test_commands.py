@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""run and run_together: independent commands at once, each with its own outcome, and an AnsibleModule's commands run
-to their end through communicate()."""
+"""run and run_together: independent commands at once, each with its own outcome; an AnsibleModule's commands through
+run_command with a steady poll."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ import pytest
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run, run_together
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import (
+    CommandTimeout,
+    run,
+    run_together,
+    steady_poll,
+)
 
 
 class Module:
@@ -62,29 +67,41 @@ def test_a_failing_module_call_is_raised_in_the_callers_thread():
 
 
 @pytest.fixture(name="ansible_module")
-def fixture_ansible_module(monkeypatch):
-    """A real AnsibleModule whose run_command must not be reached (commands.run_argv replaces it)."""
+def fixture_ansible_module():
     with patch_module_args({}):
-        module = AnsibleModule(argument_spec={})
-
-    def refused(*args, **kwargs):
-        raise AssertionError("AnsibleModule.run_command was called: %r %r" % (args, kwargs))
-
-    monkeypatch.setattr(module, "run_command", refused)
-    return module
+        return AnsibleModule(argument_spec={})
 
 
-def test_an_ansible_module_runs_commands_through_communicate(ansible_module):
-    assert run(ansible_module, ["sh", "-c", "cat; echo $LC_ALL; echo warned >&2; exit 4"], data="input") == (
+class Process:
+    """A process whose poll() answers from a script: None while it runs, its code once it exited."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+
+    def poll(self):
+        return self.answers.pop(0)
+
+
+def test_a_poll_that_found_the_process_running_answers_so_once_more():
+    """The race run_command loses: running at its first poll, exited at its second."""
+    process = Process([None, 0, 0])
+    steady_poll(process)
+    assert [process.poll(), process.poll(), process.poll()] == [None, None, 0]
+
+
+def test_an_exit_is_answered_at_once():
+    process = Process([3, 3])
+    steady_poll(process)
+    assert [process.poll(), process.poll()] == [3, 3]
+
+
+def test_an_ansible_module_runs_a_command_with_its_data_and_the_c_locale(ansible_module):
+    assert run(ansible_module, ["sh", "-c", "cat; printenv LC_ALL; echo warned >&2; exit 4"], data="input") == (
         4, "input\nC\n", "warned\n")
 
 
-def test_a_command_without_data_reads_an_empty_stdin(ansible_module):
-    assert run(ansible_module, ["cat"]) == (0, "", "")
-
-
 def test_a_child_that_outlives_its_closed_pipes_is_waited_for(ansible_module):
-    """The shape that stalls run_command's loop: the pipes close, the process exits a moment later."""
+    """The shape of the race: the pipes close, the process exits a moment later."""
     assert run(ansible_module, ["sh", "-c", "exec >&- 2>&-; sleep 0.2; exit 3"]) == (3, "", "")
 
 
