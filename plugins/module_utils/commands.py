@@ -61,14 +61,16 @@ def steady_poll(process):
 
 
 def run_argv(module, argv, environ_update=None, data=None):
-    """(rc, stdout, stderr) of argv through run_command, with a steady poll; data, with a newline added, is its stdin.
+    """(rc, stdout, stderr) of argv through run_command, with a steady poll and each word as written; data, with a
+    newline added, is its stdin.
 
     A stand-in for AnsibleModule (a test's, the node call's FeatureRun) answers through its own run_command.
     """
     if not isinstance(module, AnsibleModule):
         return module.run_command(argv, environ_update=environ_update, data=data, check_rc=False)
+    # expand_user_and_vars off: an argv word is passed as written, never with $VAR or ~ expanded.
     return module.run_command(argv, environ_update=environ_update, data=data, check_rc=False,
-                              before_communicate_callback=steady_poll)
+                              before_communicate_callback=steady_poll, expand_user_and_vars=False)
 
 
 def _run_once(module, argv, timeout, data, environ):

@@ -108,3 +108,9 @@ def test_a_child_that_outlives_its_closed_pipes_is_waited_for(ansible_module):
 def test_an_ansible_modules_hung_command_times_out(ansible_module):
     with pytest.raises(CommandTimeout, match="sleep 30 did not finish within 1 seconds"):
         run(ansible_module, ["sleep", "30"], timeout=1)
+
+
+def test_argv_words_reach_the_command_as_written(ansible_module, monkeypatch):
+    """run_command would expand $VAR and ~ in each word with the module's environment; an argv list is literal."""
+    monkeypatch.setenv("GPUOPS_WORD", "expanded")
+    assert run(ansible_module, ["printf", "%s|%s", "$GPUOPS_WORD", "~"]) == (0, "$GPUOPS_WORD|~", "")
