@@ -25,7 +25,7 @@ their generations, as the real captures in the unit tests show them:
   then one ``Link K: <speed>`` line per link, ``<inactive>`` for a link that is down; nothing for
   a GPU without NVLink (the project's H200 capture).
 
-A value nvidia-smi gives as ``N/A`` (or leaves out) is None: unknown, never zero.
+A value nvidia-smi gives as ``N/A`` or ``Not Supported`` (or leaves out) is None: unknown, never zero.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,10 +33,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
-from xml.etree import ElementTree
 
 # Relative imports: they work inside Ansible and where a script loads these files by path.
-from .nvidia_smi import parse_query_xml
+from .nvidia_smi import element_text as _text
+from .nvidia_smi import parse_query_root, query_root
 
 _CLOCK_REASON_GROUPS = (("clocks_event_reasons", "clocks_event_reason_"),
                         ("clocks_throttle_reasons", "clocks_throttle_reason_"))
@@ -45,14 +45,6 @@ _ECC_COUNTERS = {
     "uncorrectable": ("sram_uncorrectable", "sram_uncorrectable_parity", "sram_uncorrectable_secded",
                       "dram_uncorrectable", "double_bit/total"),
 }
-
-
-def _text(element, path):
-    found = element.find(path) if element is not None else None
-    if found is None or found.text is None:
-        return None
-    value = found.text.strip()
-    return None if value in ("", "N/A", "[N/A]") else value
 
 
 def _number(element, path):
@@ -174,11 +166,14 @@ def parse_gpu_health(text):
 
     Raises ValueError as parse_query_xml does when the output holds no nvidia_smi_log document.
     """
-    identities = parse_query_xml(text)["gpus"]
-    start, end = text.find("<nvidia_smi_log"), text.rfind("</nvidia_smi_log>")
-    root = ElementTree.fromstring(text[start:end + len("</nvidia_smi_log>")])
+    root = query_root(text)
+    return gpu_health(root, parse_query_root(root)["gpus"])
+
+
+def gpu_health(root, gpus):
+    """parse_gpu_health() of a document query_root() read, whose GPUs parse_query_root() gave: one parse serves both."""
     health = []
-    for identity, gpu in zip(identities, root.findall("gpu")):
+    for identity, gpu in zip(gpus, root.findall("gpu")):
         reported, active = _clock_event_reasons(gpu)
         health.append({
             "index": identity["index"],

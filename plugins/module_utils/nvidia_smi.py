@@ -602,7 +602,8 @@ def pci_bus_id_to_sysfs(bus_id):
     return sysfs_bus_id(bus_id)
 
 
-def _text(element, path):
+def element_text(element, path):
+    """The stripped text at path below element; None when absent, empty or unavailable (N/A, Not Supported)."""
     if element is None:
         return None
     found = element.find(path)
@@ -617,6 +618,19 @@ def _mib(value):
     return int(match.group(1)) if match else None
 
 
+def query_root(text):
+    """The root element of ``nvidia-smi -q -x`` output; ValueError when no ``nvidia_smi_log`` document can be read."""
+    text = text or ""
+    start = text.find("<nvidia_smi_log")
+    end = text.rfind("</nvidia_smi_log>")
+    if start < 0 or end < 0:
+        raise ValueError("no nvidia_smi_log document in the output")
+    try:
+        return ElementTree.fromstring(text[start:end + len("</nvidia_smi_log>")])
+    except ElementTree.ParseError as error:
+        raise ValueError("unreadable nvidia-smi XML: %s" % error)
+
+
 def parse_query_xml(text):
     """Parse ``nvidia-smi -q -x`` into driver/CUDA versions and one dict per GPU.
 
@@ -624,52 +638,48 @@ def parse_query_xml(text):
     and its processes (with the GPU and compute instance they run in). Raises ValueError
     when no ``nvidia_smi_log`` document can be read.
     """
-    text = text or ""
-    start = text.find("<nvidia_smi_log")
-    end = text.rfind("</nvidia_smi_log>")
-    if start < 0 or end < 0:
-        raise ValueError("no nvidia_smi_log document in the output")
-    try:
-        root = ElementTree.fromstring(text[start:end + len("</nvidia_smi_log>")])
-    except ElementTree.ParseError as error:
-        raise ValueError("unreadable nvidia-smi XML: %s" % error)
+    return parse_query_root(query_root(text))
+
+
+def parse_query_root(root):
+    """parse_query_xml() of a document query_root() read, so that other readers of the same output parse it once."""
     gpus = []
     for index, gpu in enumerate(root.findall("gpu")):
-        bus_id = _text(gpu, "pci/pci_bus_id") or (gpu.get("id") or "").strip() or None
+        bus_id = element_text(gpu, "pci/pci_bus_id") or (gpu.get("id") or "").strip() or None
         mig_devices = []
         for device in gpu.findall("mig_devices/mig_device"):
             mig_devices.append({
-                "index": _int_or_none(_text(device, "index")),
-                "gpu_instance_id": _int_or_none(_text(device, "gpu_instance_id")),
-                "compute_instance_id": _int_or_none(_text(device, "compute_instance_id")),
-                "memory_total_mib": _mib(_text(device, "fb_memory_usage/total")),
+                "index": _int_or_none(element_text(device, "index")),
+                "gpu_instance_id": _int_or_none(element_text(device, "gpu_instance_id")),
+                "compute_instance_id": _int_or_none(element_text(device, "compute_instance_id")),
+                "memory_total_mib": _mib(element_text(device, "fb_memory_usage/total")),
             })
         processes = []
         for process in gpu.findall("processes/process_info"):
             processes.append({
-                "pid": _int_or_none(_text(process, "pid")),
-                "name": _text(process, "process_name"),
-                "type": _text(process, "type"),
-                "gpu_instance_id": _int_or_none(_text(process, "gpu_instance_id")),
-                "compute_instance_id": _int_or_none(_text(process, "compute_instance_id")),
-                "used_memory_mib": _mib(_text(process, "used_memory")),
+                "pid": _int_or_none(element_text(process, "pid")),
+                "name": element_text(process, "process_name"),
+                "type": element_text(process, "type"),
+                "gpu_instance_id": _int_or_none(element_text(process, "gpu_instance_id")),
+                "compute_instance_id": _int_or_none(element_text(process, "compute_instance_id")),
+                "used_memory_mib": _mib(element_text(process, "used_memory")),
             })
         gpus.append({
             "index": index,
-            "name": _text(gpu, "product_name"),
-            "uuid": _text(gpu, "uuid"),
+            "name": element_text(gpu, "product_name"),
+            "uuid": element_text(gpu, "uuid"),
             "pci_bus_id": bus_id,
-            "minor_number": _int_or_none(_text(gpu, "minor_number")),
-            "memory_total_mib": _mib(_text(gpu, "fb_memory_usage/total")),
-            "persistence_mode": _text(gpu, "persistence_mode"),
-            "mig_mode": _text(gpu, "mig_mode/current_mig"),
-            "mig_mode_pending": _text(gpu, "mig_mode/pending_mig"),
-            "compute_mode": _text(gpu, "compute_mode"),
+            "minor_number": _int_or_none(element_text(gpu, "minor_number")),
+            "memory_total_mib": _mib(element_text(gpu, "fb_memory_usage/total")),
+            "persistence_mode": element_text(gpu, "persistence_mode"),
+            "mig_mode": element_text(gpu, "mig_mode/current_mig"),
+            "mig_mode_pending": element_text(gpu, "mig_mode/pending_mig"),
+            "compute_mode": element_text(gpu, "compute_mode"),
             "mig_devices": mig_devices,
             "processes": processes,
         })
     return {
-        "driver_version": _text(root, "driver_version"),
-        "cuda_version": _text(root, "cuda_version"),
+        "driver_version": element_text(root, "driver_version"),
+        "cuda_version": element_text(root, "cuda_version"),
         "gpus": gpus,
     }

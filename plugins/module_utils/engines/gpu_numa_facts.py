@@ -15,7 +15,7 @@ import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import (
-    parse_gpu_health,
+    gpu_health,
     parse_nvlink_status,
     uses_nvlink,
     with_nvlinks,
@@ -25,8 +25,9 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
     parse_gpu_list,
-    parse_query_xml,
+    parse_query_root,
     parse_topology_matrix,
+    query_root,
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.pci_bus_id import sysfs_bus_id
 from ansible_collections.gpuops.hardening.plugins.module_utils.smi_tool import NvidiaSmi
@@ -62,12 +63,14 @@ def query_nvidia_smi(smi):
     if rc != 0:
         raise GpuToolProblem("nvidia-smi -q -x failed with %s" % _error_text(rc, out, err))
     try:
-        query = parse_query_xml(out)
+        root = query_root(out)
     except ValueError as error:
         raise GpuToolProblem("nvidia-smi -q -x printed no usable XML: %s" % error)
+    # One parse of the XML serves the topology's query and the health.
+    query = parse_query_root(root)
     if not query["gpus"]:
         raise GpuToolProblem("nvidia-smi reports no GPUs")
-    health = parse_gpu_health(out)
+    health = gpu_health(root, query["gpus"])
 
     matrix = None
     output = _optional_output("nvidia-smi topo -m", matrix_outcome, timeout, notes,
