@@ -22,7 +22,7 @@ description:
   - Sets C(ansible_facts.gpu_health) from the same C(nvidia-smi -q -x), with each GPU's PCIe link, ECC counters,
     retired pages, remapped rows, clock event reasons and fabric state, and, where C(nvidia-smi topo -m) shows
     NVLinks, each link's state from C(nvidia-smi nvlink -s); the audit's hardware checks judge them.
-  - Sets C(ansible_facts.gpu_kernel_log) and each GPU's C(xid) in C(gpu_health) from one plain C(dmesg): the NVIDIA
+  - Sets C(ansible_facts.gpu_kernel_log) and each GPU's C(xid) in C(gpu_health) from one plain C(dmesg), with the NVIDIA
     driver's Xid lines in the kernel log since boot, per GPU and per code; those on a PCI address nvidia-smi does not
     list (a GPU fallen off the bus) are kept apart. A log that cannot be read is said so, never read as no Xid.
   - Reads only, unless O(fact_path) is set; then it also writes C(gpu_topology) there as an Ansible local fact

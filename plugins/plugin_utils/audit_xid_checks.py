@@ -59,10 +59,11 @@ def _finding(check_id, title, entries, severity):
     """entries: each code's summary (kernel_xid.summarise), with "where" in front of its text when set."""
     judged = _judged(entries, severity)
     verdict, readiness = _verdict(judged)
-    actual = "; ".join("%sXid %d x%d, %s%s" % (item.get("where", ""), item["xid"], item["count"], _when(item),
-                                              _by(item)) for item in judged)
-    reason = " | ".join("%sXid %d: %s; action: %s" % (item.get("where", ""), item["xid"], item["judgement"]["meaning"],
-                                                       item["judgement"]["action"]) for item in judged)
+    actual = "; ".join("%sXid %d x%d, %s%s" % (
+        item.get("where", ""), item["xid"], item["count"], _when(item), _by(item)) for item in judged)
+    reason = " | ".join("%sXid %d: %s; action: %s" % (
+        item.get("where", ""), item["xid"], item["judgement"]["meaning"], item["judgement"]["action"])
+        for item in judged)
     return {"check": check(check_id, AREA, title, verdict, EXPECTED, actual, reason), "readiness": readiness}
 
 

@@ -45,8 +45,8 @@ def test_no_xid_since_boot_passes():
 
 
 def test_a_gpu_fallen_off_the_bus_asks_for_a_reboot():
-    findings, checks = _xid_checks([_gpu(0, []), _gpu(1, [_code(79, first=5107.644336, last=5107.644336,
-                                                                    message="GPU has fallen off the bus.")])])
+    fallen = _code(79, first=5107.644336, last=5107.644336, message="GPU has fallen off the bus.")
+    findings, checks = _xid_checks([_gpu(0, []), _gpu(1, [fallen])])
     finding = checks["hardware.gpu1.xid"]
     assert (finding["check"]["verdict"], finding["readiness"]) == ("FAIL", "reboot")
     assert finding["check"]["actual"] == "Xid 79 x1, at 5107.6 s after boot"
