@@ -43,13 +43,14 @@ def _judged(entries, severity):
     return sorted(judged, key=lambda item: (-severity(item["judgement"]["readiness"]), item["xid"]))
 
 
-def _verdict(judged):
-    """(verdict, readiness) of a GPU's judged codes."""
-    worst = judged[0]["judgement"]
-    if worst["readiness"] in ("reset", "reboot", "replace"):
-        return FAIL, worst["readiness"]
-    if worst["readiness"] == "degraded":
-        return WARN, "degraded"
+def _verdict(judged, severity):
+    """(verdict, readiness) of a GPU's judged codes, worst first: as the other hardware checks, what a reset or
+    worse clears FAILs and a degraded node WARNs."""
+    worst = judged[0]["judgement"]["readiness"]
+    if severity(worst) >= severity("reset"):
+        return FAIL, worst
+    if severity(worst) > severity("ready"):
+        return WARN, worst
     if any(item["judgement"]["bucket"] in APPLICATION_BUCKETS for item in judged):
         return WARN, "ready"
     return PASS, "ready"
@@ -58,7 +59,7 @@ def _verdict(judged):
 def _finding(check_id, title, entries, severity):
     """entries: each code's summary (kernel_xid.summarise), with "where" in front of its text when set."""
     judged = _judged(entries, severity)
-    verdict, readiness = _verdict(judged)
+    verdict, readiness = _verdict(judged, severity)
     actual = "; ".join("%sXid %d x%d, %s%s" % (
         item.get("where", ""), item["xid"], item["count"], _when(item), _by(item)) for item in judged)
     reason = " | ".join("%sXid %d: %s; action: %s" % (
