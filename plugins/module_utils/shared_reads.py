@@ -30,6 +30,8 @@ READ_ONLY = {
     "getent": None, "id": None, "swapon": ("--show", "--summary", "-s"), "findmnt": None, "uname": None,
     "dpkg-query": None, "rpm": ("-q",), "lsmod": None, "numactl": ("--hardware", "-H"),
 }
+# Commands that only look when they run with no argument at all (dmesg's options clear the log or set its level).
+READ_ONLY_BARE = ("dmesg",)
 # nvidia-smi's own queries: what they print changes only when the node does.
 SMI_QUERY_FLAGS = ("-q", "--query", "-L", "--list-gpus", "topo", "--help")
 SMI_MIG_LISTS = ("-lgip", "-lgipp", "-lgi", "-lci", "-lcip")
@@ -80,6 +82,8 @@ def leaves_node_as_is(argv):
     if is_nvidia_smi_query(command):
         return True
     program = os.path.basename(str(command[0]))
+    if program in READ_ONLY_BARE and len(command) == 1:
+        return True
     if program not in READ_ONLY:
         return False
     verbs = READ_ONLY[program]

@@ -22,6 +22,9 @@ description:
   - Sets C(ansible_facts.gpu_health) from the same C(nvidia-smi -q -x), with each GPU's PCIe link, ECC counters,
     retired pages, remapped rows, clock event reasons and fabric state, and, where C(nvidia-smi topo -m) shows
     NVLinks, each link's state from C(nvidia-smi nvlink -s); the audit's hardware checks judge them.
+  - Sets C(ansible_facts.gpu_kernel_log) and each GPU's C(xid) in C(gpu_health) from one plain C(dmesg), with the NVIDIA
+    driver's Xid lines in the kernel log since boot, per GPU and per code; those on a PCI address nvidia-smi does not
+    list (a GPU fallen off the bus) are kept apart. A log that cannot be read is said so, never read as no Xid.
   - Reads only, unless O(fact_path) is set; then it also writes C(gpu_topology) there as an Ansible local fact
     (never C(gpu_health), which changes from one read to the next).
 author:
@@ -40,9 +43,13 @@ options:
   nvidia_smi_path:
     description: Path to nvidia-smi. By default it is searched on E(PATH) and in C(/usr/local/nvidia/bin).
     type: path
+  dmesg_path:
+    description:
+      - Path to C(dmesg), which reads the kernel log for the GPUs' Xid lines. By default it is searched on E(PATH).
+    type: path
   timeout:
     description:
-      - Seconds allowed for each nvidia-smi call.
+      - Seconds allowed for each nvidia-smi call, and for C(dmesg).
       - When C(nvidia-smi topo -m) or C(nvidia-smi -L) runs longer, the C(-q -x) data is kept and a warning names
         the timeout; only a C(-q -x) that runs longer counts as nvidia-smi failing.
     type: int
@@ -70,7 +77,7 @@ attributes:
     description: Shows the fact file's change.
     support: full
   facts:
-    description: Sets C(ansible_facts.gpu_topology).
+    description: Sets C(ansible_facts.gpu_topology), C(ansible_facts.gpu_health) and C(ansible_facts.gpu_kernel_log).
     support: full
 notes:
   - "One source decides each GPU's NUMA binding and its CPU list: sysfs (the PCI device's C(numa_node) and
@@ -87,6 +94,8 @@ notes:
   - C(kernel.numa_balancing) being on is a warning where more than one NUMA node has CPUs; with one
     node there is nothing for it to migrate between.
   - RDMA devices are read from C(class/infiniband) and from the C(infiniband) folders of PCI functions.
+  - The Xid lines since boot are those still in the kernel's ring buffer. They stay after a GPU reset until the next
+    reboot (or C(dmesg --clear)), and a busy log may have pushed old ones out; journald keeps its own copy.
 requirements:
   - nvidia-smi from the NVIDIA driver, on GPU nodes.
 """
@@ -248,6 +257,9 @@ ansible_facts:
           the volatile and aggregate error sums), C(retired_pages), C(remapped_rows), C(clock_event_reasons)
           (the active ones), C(fabric) (state and status) and C(nvlink) (the C(active) and C(inactive) link
           numbers, or None where NVLink is not read).
+        - C(xid), the GPU's Xid lines in the kernel log since boot, one entry per code (C(xid), C(count),
+          C(first_seconds) and C(last_seconds) since boot, and the last line's C(message), C(pid) and C(name)),
+          or None where the kernel log was not read (C(gpu_kernel_log) says why).
       returned: always
       type: list
       elements: dict
@@ -266,6 +278,25 @@ ansible_facts:
           clock_event_reasons: [gpu_idle]
           fabric: {state: null, status: null}
           nvlink: null
+          xid:
+            - {xid: 79, count: 1, first_seconds: 5107.644336, last_seconds: 5107.644336,
+               message: GPU has fallen off the bus., pid: null, name: null}
+    gpu_kernel_log:
+      description:
+        - Whether C(dmesg) was read (C(read)), and if not, why (C(problem)); each GPU's Xids are in C(gpu_health).
+        - C(unlisted), the Xids on PCI addresses that no GPU nvidia-smi lists has, per address (C(pci_bus_id),
+          C(uuid) as the driver logged it, or None, and C(xid) as in C(gpu_health)).
+      returned: always
+      type: dict
+      sample:
+        read: true
+        problem: null
+        unlisted:
+          - pci_bus_id: "0000:2b:00.0"
+            uuid: GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55
+            xid:
+              - {xid: 79, count: 1, first_seconds: 5107.644336, last_seconds: 5107.644336,
+                 message: GPU has fallen off the bus., pid: null, name: null}
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -209,12 +209,22 @@ def test_every_converged_node_is_ready(audits):
         (node, {"verdict": "ready", "reasons": []}) for node in NODES)
     with open(os.path.join(REPORT_DIR, "fleet.json"), encoding="utf-8") as handle:
         assert set(entry["readiness"] for entry in json.load(handle)["nodes"]) == {"ready"}
+    for node in NODES:
+        # The kernel log was read (through the emulator's dmesg shim) and holds no Xid: PASS, never an unknown SKIP.
+        xids = [check for check in documents[node]["checks"] if check["id"].endswith(".xid")]
+        assert xids and set(check["verdict"] for check in xids) == {"PASS"}, xids
 
 
 @pytest.mark.parametrize("faults, check_id, verdict", [
     ({"remapped_rows": {"2": {"pending": True}}}, "hardware.gpu2.row_remap_pending", "reset"),
     ({"pcie_link": {"5": {"gen": 3, "width": 8}}}, "hardware.gpu5.pcie_width", "degraded"),
     ({"nvlink_down": {"1": [7]}}, "hardware.gpu1.nvlink", "degraded"),
+    # The kernel log's Xids, through the dmesg shim: a GPU fallen off the bus, a double-bit ECC error.
+    ({"xid": [{"gpu": 2, "xid": 79, "message": "GPU has fallen off the bus.", "time": 5107.644336}]},
+     "hardware.gpu2.xid", "reboot"),
+    ({"xid": [{"gpu": 4, "xid": 48, "time": 61.25,
+               "message": "An uncorrectable double bit error (DBE) has been detected on GPU."}]},
+     "hardware.gpu4.xid", "reset"),
 ])
 def test_a_gpu_fault_gives_its_verdict_and_reason_and_goes_when_it_clears(audits, faults, check_id, verdict):
     """On gpu-train (8x H100 SXM): the fault's check leads the reasons; the other GPUs stay ready."""
@@ -229,7 +239,8 @@ def test_a_gpu_fault_gives_its_verdict_and_reason_and_goes_when_it_clears(audits
         gpu = check_id.split(".")[1]
         assert all(reason.startswith("hardware.%s." % gpu) for reason in document["readiness"]["reasons"]), document
     finally:
-        _set_faults("gpu-train", **dict((name, {}) for name in faults))
+        # Cleared as the emulator starts: no Xid event, no health fault.
+        _set_faults("gpu-train", **dict((name, [] if isinstance(value, list) else {}) for name, value in faults.items()))
     rc, output = audit("gpu-train", FAULT_REPORT_DIR)
     assert rc == 0, output
     with open(os.path.join(FAULT_REPORT_DIR, "nodes", "gpu-train.json"), encoding="utf-8") as handle:

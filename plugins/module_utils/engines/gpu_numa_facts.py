@@ -13,7 +13,7 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import (
     gpu_health,
     parse_nvlink_status,
@@ -22,6 +22,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
+from ansible_collections.gpuops.hardening.plugins.module_utils.kernel_xid import with_xids
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import (
     parse_gpu_list,
@@ -153,11 +154,42 @@ def read_gpus(feature, nvidia_smi_path, require_gpu):
     return topology, health
 
 
+def _kernel_log(problem=None, unlisted=None):
+    return {"read": problem is None, "problem": problem, "unlisted": unlisted or []}
+
+
+def read_kernel_xids(feature, health):
+    """The gpu_kernel_log fact: the driver's Xid lines of the kernel log (one plain `dmesg`), each GPU's set on its
+    health entry ("xid"), those on bus ids nvidia-smi does not list (a GPU fallen off the bus) kept apart.
+
+    A log that cannot be read leaves every GPU's "xid" None and says why: unknown, never "no Xid"."""
+    if not health:
+        return _kernel_log("not read: nvidia-smi lists no GPU")
+    path = feature.params["dmesg_path"] or feature.get_bin_path("dmesg")
+    problem = None
+    if not path:
+        problem = "dmesg was not found on PATH"
+    else:
+        try:
+            rc, out, err = run(feature, [path], timeout=feature.params["timeout"])
+            if rc != 0:
+                problem = "dmesg failed with %s" % _error_text(rc, out, err)
+                if "not permitted" in problem:
+                    problem += " (with kernel.dmesg_restrict=1 only root, or CAP_SYSLOG, reads the kernel log)"
+        except CommandTimeout as error:
+            problem = str(error)
+    if problem:
+        with_xids(health, None)
+        return _kernel_log(problem)
+    return _kernel_log(unlisted=with_xids(health, out))
+
+
 NAME = 'gpu_numa_facts'
 ARGUMENT_SPEC = host_argument_spec()
 ARGUMENT_SPEC.update(
     require_gpu=dict(type="bool", default=True),
     nvidia_smi_path=dict(type="path"),
+    dmesg_path=dict(type="path"),
     # nvidia-smi answers in seconds; half a minute already means a wedged driver.
     timeout=dict(type="int", default=30),
     fact_path=dict(type="path"),
@@ -180,8 +212,10 @@ def converge(spec, host, check_mode):
     topology, health = read_gpus(feature, params["nvidia_smi_path"], params["require_gpu"])
     for warning in topology["warnings"]:
         feature.warn(warning)
+    kernel_log = read_kernel_xids(feature, health)
     # The health changes from one read to the next (clock reasons, error counts): a fact, never in the fact file.
-    result = {"changed": False, "ansible_facts": {"gpu_topology": topology, "gpu_health": health},
+    result = {"changed": False,
+              "ansible_facts": {"gpu_topology": topology, "gpu_health": health, "gpu_kernel_log": kernel_log},
               "numactl_path": feature.get_bin_path("numactl")}
     if params["fact_path"]:
         result.update(write_fact_file(feature, under_root(params["root"], params["fact_path"]), topology))

@@ -43,6 +43,8 @@ other GPU stays healthy:
     xid           [{"gpu": 0, "xid": 79, "message": "GPU has fallen off the bus.", "time": 5107.6,
                     "pid": 4242, "name": "python3"}]  (pid and name optional)
                                              NVRM Xid lines from the dmesg shim (kernel_log.py)
+    kernel_log    "restricted"                 dmesg fails as without CAP_SYSLOG under
+                                             kernel.dmesg_restrict=1 (exit 1)
 
 An exit, hang or reset_fail fault with "times": N fires on the next N matching runs
 only, then goes away (counted down in the state under its lock), so that a test can

@@ -12,11 +12,16 @@ NVIDIA/open-gpu-kernel-modules issue 1151 reads
     NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.
 so an entry without "pid" is printed that way. Before a GPU's first Xid the driver
 logs its UUID once (_krcLogUuidOnce): "NVRM: GPU at PCI:0000:2b:00: GPU-...".
-The time stamp is util-linux dmesg's default "[%5ld.%06ld] " (sys-utils/dmesg.c)."""
+The time stamp is util-linux dmesg's default "[%5ld.%06ld] " (sys-utils/dmesg.c).
+
+The fault kernel_log: "restricted" is a caller without CAP_SYSLOG under kernel.dmesg_restrict=1:
+util-linux dmesg's err(EXIT_FAILURE, "read kernel buffer failed") on the EPERM of klogctl/read,
+which prints "dmesg: read kernel buffer failed: Operation not permitted" and exits 1."""
 
 from . import pci
 
 USAGE = "gpuemu dmesg: only a plain `dmesg` (no options) is emulated\n"
+RESTRICTED = "dmesg: read kernel buffer failed: Operation not permitted\n"
 
 
 def _pci(gpu):
@@ -49,6 +54,9 @@ def lines(state):
 def main(argv, state, stdout, stderr):
     if argv:
         stderr.write(USAGE)
+        return 1
+    if (state or {}).get("faults", {}).get("kernel_log") == "restricted":
+        stderr.write(RESTRICTED)
         return 1
     stdout.write("".join(line + "\n" for line in lines(state or {"gpus": []})))
     return 0

@@ -132,3 +132,19 @@ def test_install_puts_the_dmesg_shim_ahead_of_the_system_one(tmp_path):
     assert shim.stat().st_mode & 0o777 == 0o755
     assert "main('dmesg'" in shim.read_text(encoding="utf-8")
     assert not (tmp_path / "usr" / "bin" / "dmesg").exists()
+
+
+def test_an_xid_48_prints_in_the_driver_format_without_a_process(make_state):
+    """NVIDIA's Dynamic Page Retirement guide ("Visibility") gives the text of an Xid 48: a DBE detected on the GPU."""
+    message = "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1."
+    path = faulted(make_state, "dgx_h100", xid=[{"gpu": 5, "xid": 48, "message": message, "time": 61.25}])
+    rc, out, _err = api.run("dmesg", [], path)
+    bus = api.read_state(path)["gpus"][5]["pci_bus_id"][:-2].lower()
+    assert rc == 0
+    assert out.splitlines()[1:] == ["[   61.250000] NVRM: Xid (PCI:%s): 48, %s" % (bus, message)]
+
+
+def test_a_restricted_kernel_log_fails_as_util_linux_dmesg_does(make_state):
+    path = faulted(make_state, "dgx_h100", kernel_log="restricted",
+                   xid=[{"gpu": 0, "xid": 79, "message": "GPU has fallen off the bus.", "time": 1.0}])
+    assert api.run("dmesg", [], path) == (1, "", "dmesg: read kernel buffer failed: Operation not permitted\n")

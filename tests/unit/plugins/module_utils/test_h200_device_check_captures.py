@@ -12,6 +12,9 @@ import os
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils import cpulist, gpu_topology, nvidia_smi, sysfs_topology
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import parse_gpu_health
+from ansible_collections.gpuops.hardening.plugins.module_utils.kernel_xid import parse_xid_events, with_xids
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_hardware_checks import assess, readiness
 from ansible_collections.gpuops.hardening.tests.unit import real_captures
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 
@@ -117,3 +120,17 @@ def test_the_query_fields_the_collection_asks_for_are_this_drivers():
     assert len(fields) == 14
     for field in fields:
         assert '"%s"' % field in listed, field
+
+
+def test_the_driver_s_kernel_log_lines_hold_no_xid_and_the_h200_s_xid_check_passes():
+    """Five NVRM/nvidia lines since boot (the module loaded, an FBHUB interrupt cleared, persistence mode), no Xid."""
+    log = _read("dmesg_nvidia.txt")
+    assert len(log.splitlines()) == 5 and sum("NVRM:" in line for line in log.splitlines()) == 3
+    assert parse_xid_events(log) == []
+    health = parse_gpu_health(_read("nvidia_smi_q_x.xml"))
+    assert with_xids(health, log) == [] and health[0]["xid"] == []
+    findings = assess(health, kernel_log={"read": True, "problem": None, "unlisted": []})
+    xid = [item["check"] for item in findings if item["check"]["id"] == "hardware.gpu0.xid"]
+    assert [(check["verdict"], check["actual"]) for check in xid] == [("PASS", "none")]
+    assert readiness(findings)["verdict"] == "ready"
+    assert _read("dmesg_restrict.txt").strip() == "1"  # read as root: the roles run as root

@@ -18,7 +18,7 @@ WRAPPED = ["/usr/bin/timeout", "--kill-after=5", "30s"]
     [SMI, "-i", "0", "--query-gpu=mig.mode.current", "--format=csv,noheader"], [SMI, "mig", "-lgip"],
     [SMI, "mig", "-i", "0", "-lgi"], WRAPPED + [SMI, "mig", "-lci"], WRAPPED + ["/bin/systemctl", "show", "x"],
     [SMI, "nvlink", "-s"], [SMI, "nvlink", "-i", "3", "--status"],
-    ["systemctl", "is-active", "kubelet"], ["getent", "group", "video"],
+    ["systemctl", "is-active", "kubelet"], ["getent", "group", "video"], WRAPPED + ["/usr/bin/dmesg"],
 ])
 def test_queries_leave_the_node_as_it_is(argv):
     assert leaves_node_as_is(argv)
@@ -30,6 +30,7 @@ def test_queries_leave_the_node_as_it_is(argv):
     WRAPPED + [SMI, "-q", "-x", "-pm", "0"], ["systemctl", "restart", "nvidia-persistenced"], ["systemctl"],
     WRAPPED + ["/usr/bin/systemctl", "stop", "gpuops-mps-a.service"], ["nvidia-cuda-mps-control", "-d"], ["swapoff", "-a"],
     ["sysctl", "-w", "vm.swappiness=0"], [], WRAPPED, [SMI, "nvlink", "-r", "0"], [SMI, "nvlink", "-s", "-r", "0"],
+    ["dmesg", "--clear"], ["dmesg", "-c"], ["dmesg", "-n", "1"],
 ])
 def test_anything_else_may_change_it(argv):
     assert not leaves_node_as_is(argv)

@@ -20,7 +20,7 @@ from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runn
 
 
 def emulated_host(tmp_path, profile, faults=None):
-    """(module args, state, state path): nvidia-smi from the emulator (as an executable) and the profile's sysfs.
+    """(module args, state, state path): nvidia-smi and dmesg from the emulator (as executables) and the profile's sysfs.
 
     faults: the state's "faults" section to start with (the emulator's faults.py lists them).
     """
@@ -29,22 +29,25 @@ def emulated_host(tmp_path, profile, faults=None):
     state["faults"].update(faults or {})
     api.write_state(state, state_path)
     environment = api.environment(state_path)
-    tool = tmp_path / "nvidia-smi"
-    tool.write_text("#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
-        emulator_state.ENV_VAR, shlex.quote(state_path), shlex.quote(environment["PYTHONPATH"]),
-        " ".join(shlex.quote(part) for part in api.command("nvidia-smi"))))
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    tools = {}
+    # nvidia-smi and the dmesg shim (the kernel log's Xid lines) of the emulator, as executables.
+    for name in ("nvidia-smi", "dmesg"):
+        tool = tools[name] = tmp_path / name
+        tool.write_text("#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
+            emulator_state.ENV_VAR, shlex.quote(state_path), shlex.quote(environment["PYTHONPATH"]),
+            " ".join(shlex.quote(part) for part in api.command(name))))
+        tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
     sysfs_root = str(tmp_path / "sys")
     emulator_sysfs.generate(profile, sysfs_root)
     proc = tmp_path / "proc" / "sys" / "kernel"
     proc.mkdir(parents=True)
     (proc / "numa_balancing").write_text("0\n")
-    args = {"nvidia_smi_path": str(tool), "root": str(tmp_path)}
+    args = {"nvidia_smi_path": str(tools["nvidia-smi"]), "dmesg_path": str(tools["dmesg"]), "root": str(tmp_path)}
     return args, api.read_state(state_path), state_path
 
 
 def emulated_facts(tmp_path, profile, faults=None):
-    """The facts gpu_numa_facts returns on an emulated node of the profile (gpu_topology, gpu_health)."""
+    """The facts gpu_numa_facts returns on an emulated node of the profile (gpu_topology, gpu_health, gpu_kernel_log)."""
     args, _state, _path = emulated_host(tmp_path, profile, faults)
     result = run_module(gpu_numa_facts_main, args)
     assert not result["failed"], result

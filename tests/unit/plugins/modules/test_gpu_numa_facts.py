@@ -410,7 +410,10 @@ def test_the_health_comes_from_the_same_read_and_a_healthy_emulated_node_is_read
     assert [gpu["uuid"] for gpu in health] == [gpu["uuid"] for gpu in state["gpus"]]
     for gpu in health:
         assert gpu["pcie"]["width_max"] == 16 and gpu["pcie"]["gen_max"] in (3, 4, 5)
-    findings = audit_hardware_checks.assess(health)
+    kernel_log = result["ansible_facts"]["gpu_kernel_log"]
+    assert kernel_log == {"read": True, "problem": None, "unlisted": []}
+    assert [gpu["xid"] for gpu in health] == [[]] * len(health)
+    findings = audit_hardware_checks.assess(health, kernel_log=kernel_log)
     assert audit_hardware_checks.readiness(findings) == {"verdict": "ready", "reasons": []}
 
 
@@ -438,3 +441,60 @@ def test_a_failed_nvlink_read_is_a_note_and_the_rest_stands(host):
     assert not result["failed"], result
     assert {gpu["nvlink"] for gpu in result["ansible_facts"]["gpu_health"]} == {None}
     assert any(warning.startswith("nvidia-smi nvlink -s failed") for warning in result["warnings"])
+
+
+def _faulted_facts(tmp_path, **faults):
+    args, state, state_path = emulated_host(tmp_path, "dgx_h100")
+    state.setdefault("faults", {}).update(faults)
+    api.write_state(state, state_path)
+    result = run_module(gpu_numa_facts_main, args)
+    assert not result["failed"], result
+    return result["ansible_facts"]
+
+
+def test_an_xid_79_in_the_kernel_log_reaches_its_gpu_and_asks_for_a_reboot(tmp_path):
+    facts = _faulted_facts(tmp_path, xid=[{"gpu": 2, "xid": 79, "message": "GPU has fallen off the bus.",
+                                           "time": 5107.644336}])
+    health, kernel_log = facts["gpu_health"], facts["gpu_kernel_log"]
+    assert health[2]["xid"] == [{"xid": 79, "count": 1, "first_seconds": 5107.644336, "last_seconds": 5107.644336,
+                                 "message": "GPU has fallen off the bus.", "pid": None, "name": None}]
+    assert [gpu["xid"] for index, gpu in enumerate(health) if index != 2] == [[]] * 7
+    verdict = audit_hardware_checks.readiness(audit_hardware_checks.assess(health, kernel_log=kernel_log))
+    assert verdict["verdict"] == "reboot" and verdict["reasons"][0].startswith("hardware.gpu2.xid: Xid 79: ")
+
+
+def test_an_unreadable_kernel_log_is_said_so_and_no_gpu_reads_as_without_xid(tmp_path):
+    facts = _faulted_facts(tmp_path, kernel_log="restricted",
+                           xid=[{"gpu": 0, "xid": 48, "message": "DBE", "time": 1.0}])
+    assert facts["gpu_kernel_log"]["read"] is False
+    assert facts["gpu_kernel_log"]["problem"].startswith(
+        "dmesg failed with exit code 1: dmesg: read kernel buffer failed: Operation not permitted")
+    assert {gpu["xid"] is None for gpu in facts["gpu_health"]} == {True}
+    findings = audit_hardware_checks.assess(facts["gpu_health"], kernel_log=facts["gpu_kernel_log"])
+    assert {item["check"]["verdict"] for item in findings if item["check"]["id"].endswith(".xid")} == {"SKIP"}
+
+
+def test_xids_of_a_gpu_nvidia_smi_no_longer_lists_are_kept_for_the_node(host):
+    """A scripted dmesg: the GPU at 0000:2b:00 fell off the bus and left nvidia-smi's list."""
+    dmesg = host.dir / "dmesg"
+    dmesg.write_text("#!/bin/sh\ncat <<'EOF'\n"
+                     "[ 5107.644336] NVRM: GPU at PCI:0000:2b:00: GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55\n"
+                     "[ 5107.644336] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n"
+                     "[ 5200.000000] NVRM: Xid (PCI:0000:18:00): 13, pid=7, name=python3, Graphics Exception\n"
+                     "EOF\n")
+    dmesg.chmod(0o755)
+    result = run_module(gpu_numa_facts_main, host.args(dmesg_path=str(dmesg)))
+    assert not result["failed"], result
+    facts = result["ansible_facts"]
+    assert [[entry["xid"] for entry in gpu["xid"]] for gpu in facts["gpu_health"]] == [[13], [], [], []]
+    assert facts["gpu_kernel_log"]["unlisted"] == [{
+        "pci_bus_id": "0000:2b:00.0", "uuid": "GPU-5e0b4bd0-8d4c-4bb1-9a0e-6c3a2f1e7d55",
+        "xid": [{"xid": 79, "count": 1, "first_seconds": 5107.644336, "last_seconds": 5107.644336,
+                 "message": "GPU has fallen off the bus.", "pid": None, "name": None}]}]
+
+
+def test_a_missing_dmesg_is_said_so(host, tmp_path):
+    result = run_module(gpu_numa_facts_main, host.args(dmesg_path=str(tmp_path / "no-such-dmesg")))
+    assert not result["failed"], result
+    assert result["ansible_facts"]["gpu_kernel_log"]["read"] is False
+    assert "dmesg failed with exit code 127" in result["ansible_facts"]["gpu_kernel_log"]["problem"]
