@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Installs the emulated tools into a node (or under --root): wrapper executables,
 the state file, /dev/nvidia* nodes, /proc/driver/nvidia-caps/mig-minors (where /proc
-takes files) and an nvidia-persistenced unit of one of the flavours in units.py. Re-running changes nothing and never resets an existing state."""
+takes files), an nvidia-persistenced unit of one of the flavours in units.py and, when
+asked, the NVIDIA Container Toolkit's CDI refresh units (ctk_units.py). Re-running changes
+nothing and never resets an existing state."""
 
 import os
 import stat
