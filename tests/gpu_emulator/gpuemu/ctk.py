@@ -74,7 +74,7 @@ def _parse(argv, values, bools, lists=None):
 
 
 def _configure(argv, logger, stdout):
-    parsed, _ = _parse(argv, CONFIGURE_FLAGS, CONFIGURE_BOOLS)
+    parsed = _parse(argv, CONFIGURE_FLAGS, CONFIGURE_BOOLS)[0]
     options = {"runtime": "docker", "config": "", "drop_in": ctk_runtime.RUNTIME_SPECIFIC_DEFAULT,
                "executable_path": "", "config_mode": "", "config_source": "file", "runtime_name": "nvidia",
                "runtime_path": ctk_runtime.RUNTIME_EXECUTABLE, "dry_run": False, "set_as_default": False,
@@ -96,7 +96,7 @@ def _write_spec(path, text):
 
 
 def _generate(argv, state, environ, logger, stdout):
-    parsed, _ = _parse(argv, GENERATE_FLAGS, GENERATE_BOOLS, GENERATE_LISTS)
+    parsed = _parse(argv, GENERATE_FLAGS, GENERATE_BOOLS, GENERATE_LISTS)[0]
     spec_format = parsed.get("format", environ.get("NVIDIA_CTK_CDI_GENERATE_OUTPUT_FORMAT", "yaml")).lower()
     if spec_format not in ("json", "yaml"):
         raise ctk_runtime.CtkError("invalid output format: %s" % spec_format)
@@ -153,7 +153,7 @@ def _read_spec(path):
 def _list(argv, logger, stdout):
     """list.go: the CDI cache over the spec folders, its errors as warnings, then one
     qualified device name (`vendor/class=name`) a line, sorted (the cache's ListDevices)."""
-    parsed, _ = _parse(argv, {}, {}, {"--spec-dir": "spec_dirs"})
+    parsed = _parse(argv, {}, {}, {"--spec-dir": "spec_dirs"})[0]
     names, errors = set(), {}
     for folder in parsed.get("spec_dirs") or CDI_SPEC_DIRS:
         try:

@@ -84,7 +84,7 @@ def kind_and_names(text):
         if not line.strip() or line.lstrip().startswith("#") or line == "---":
             continue
         if not line[0].isspace():
-            key, _, rest = line.partition(":")
+            key, rest = (line.split(":", 1) + [""])[:2]
             in_devices, item_indent = key == "devices", None
             if key == "kind":
                 kind = _unquote(rest)

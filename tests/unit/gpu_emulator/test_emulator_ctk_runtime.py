@@ -172,9 +172,9 @@ def test_containerd_copies_the_cri_section_and_the_runc_options_into_the_drop_in
     assert '      default_runtime_name = "nvidia"\n' in text and "    enable_cdi = true\n" in text
     runtime = text.split('[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n')[1]
     assert runtime.startswith('          runtime_type = "io.containerd.runc.v2"\n\n'
-                       '          [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]\n'
-                       '            BinaryName = "/usr/bin/nvidia-container-runtime"\n'
-                       '            SystemdCgroup = true\n\n')
+                              '          [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]\n'
+                              '            BinaryName = "/usr/bin/nvidia-container-runtime"\n'
+                              '            SystemdCgroup = true\n\n')
     # The runc runtime stays in the copied section, and in config.toml.
     assert "containerd.runtimes.runc]" in text and "SystemdCgroup = true" in read(config)
 
@@ -214,8 +214,8 @@ def test_crio_writes_the_v1_19_drop_in_with_the_runc_options_and_leaves_crio_con
     write(config, original)
     drop_in = str(tmp_path / "etc/crio/crio.conf.d/99-nvidia.toml")
     rc, _out, err = ctk("runtime", "configure", "--runtime=crio", "--config", config, "--drop-in-config", drop_in)
-    assert rc == 0 and messages(err)[-2:] == ["Wrote updated config to %s" % drop_in,
-                                               "It is recommended that crio daemon be restarted."]
+    assert rc == 0
+    assert messages(err)[-2:] == ["Wrote updated config to %s" % drop_in, "It is recommended that crio daemon be restarted."]
     assert read(config) == original
     assert read(drop_in) == ('\n[crio]\n\n  [crio.runtime]\n\n    [crio.runtime.runtimes]\n\n'
                              '      [crio.runtime.runtimes.nvidia]\n        monitor_env = ["PATH=/usr/bin"]\n'
