@@ -83,7 +83,7 @@ def kind_and_names(text):
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#") or line == "---":
             continue
-        if not line[0].isspace():
+        if not line[0].isspace() and not (in_devices and line.startswith("- ")):
             key, rest = (line.split(":", 1) + [""])[:2]
             in_devices, item_indent = key == "devices", None
             if key == "kind":

@@ -234,3 +234,28 @@ def test_crio_default_paths_follow_toolkit_v1_19(tmp_path):
 def test_crio_refuses_a_relative_runtime_path(ctk):
     rc, _out, err = ctk("runtime", "configure", "--runtime=crio", "--nvidia-runtime-path", "bin/nvidia")
     assert rc == 1 and messages(err) == ['the NVIDIA runtime path "bin/nvidia" is not an absolute path']
+
+
+def test_containerd_reads_the_running_config_from_the_command_source(ctk, tmp_path):
+    # pkg/config/engine/containerd CommandLineSource: `<executable> config dump`; config.toml
+    # is still the file that gets the imports line.
+    dump = tmp_path / "containerd"
+    write(str(dump), '#!/bin/sh\n[ "$1 $2" = "config dump" ] || exit 3\n'
+                     'printf \'version = 2\\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\\n'
+                     '  runtime_type = "io.containerd.runc.v2"\\n  [plugins."io.containerd.grpc.v1.cri".containerd'
+                     '.runtimes.runc.options]\\n    SystemdCgroup = true\\n\'\n')
+    os.chmod(str(dump), 0o755)
+    config, drop_in = str(tmp_path / "config.toml"), str(tmp_path / "conf.d/99-nvidia.toml")
+    write(config, "version = 2\n")
+    rc, _out, err = ctk("runtime", "configure", "--runtime=containerd", "--config", config, "--drop-in-config", drop_in,
+                        "--config-source=command", "--executable-path", str(dump))
+    assert rc == 0, err
+    assert "SystemdCgroup = true" in read(drop_in) and "SystemdCgroup" not in read(config)
+    assert read(config) == 'imports = ["%s/conf.d/*.toml"]\nversion = 2\n' % tmp_path
+
+
+def test_docker_replaces_an_older_nvidia_runtime_entry_whole(ctk, tmp_path):
+    config = str(tmp_path / "daemon.json")
+    write(config, '{"runtimes": {"nvidia": {"path": "/old/nvidia-container-runtime", "runtimeArgs": ["--debug"]}}}')
+    assert ctk("runtime", "configure", "--runtime=docker", "--config", config)[0] == 0
+    assert json.loads(read(config))["runtimes"] == {"nvidia": {"args": [], "path": "nvidia-container-runtime"}}
