@@ -8,7 +8,8 @@ Sources: NVIDIA/nvidia-container-toolkit v1.19.1 cmd/nvidia-ctk/main.go (the app
 "NVIDIA Container Toolkit CLI", --debug/--quiet, an error is logged and exits 1),
 internal/info/version.go (the version, then `commit: <sha>`, the tag's commit),
 cmd/nvidia-ctk/runtime/configure/configure.go, cmd/nvidia-ctk/cdi/generate/generate.go and
-cmd/nvidia-ctk/cdi/list/list.go. urfave/cli v3 prints `<name> version <version>`.
+cmd/nvidia-ctk/cdi/list/list.go. urfave/cli prints `<name> version <version>`; a real
+1.12.0 prints the same two lines (NVIDIA/nvidia-container-toolkit issue #50).
 """
 
 import os

@@ -4,7 +4,7 @@
 """nvidia-ctk's log lines on stderr.
 
 nvidia-ctk (NVIDIA/nvidia-container-toolkit v1.19.1 cmd/nvidia-ctk/main.go) logs through
-sirupsen/logrus with its default TextFormatter, on stderr, at level info (``--debug``:
+sirupsen/logrus with its default TextFormatter (text_formatter.go), on stderr, at level info (``--debug``:
 debug, ``--quiet``: errors only). Its output is not a terminal under a test or a role, so
 each line has the full form ``time="<RFC 3339>" level=info msg="..."``; the message is
 quoted (Go's %q) unless it is made only of letters, digits and ``-._/@^+``.

@@ -8,6 +8,8 @@ cmd/nvidia-ctk/runtime/configure/configure.go (flags, defaults, checks, the log 
 pkg/config/engine/docker/docker.go and option.go, pkg/config/engine/containerd/
 containerd.go, config.go and config_drop_in.go, pkg/config/engine/crio/crio.go,
 pkg/config/engine/config.go and engine.go, pkg/config/toml/ and pkg/config/raw.go.
+A daemon.json a real `nvidia-ctk runtime configure --runtime=docker` wrote, in
+NVIDIA/nvidia-container-toolkit issue #378, has the same layout as this one's.
 
 Not emulated: containerd version 1 configs, --config-mode oci-hook.
 """
