@@ -129,8 +129,9 @@ def _generate(argv, state, environ, logger, stdout):
     logger.info("Using driver version %s" % state["driver_version"])
     if driver_fault == "no_devices":
         state = dict(state, gpus=[])
-    document = ctk_cdi.spec(state, strategies, not parsed.get("no_all_device"),
-                            parsed.get("vendor", "nvidia.com"), parsed.get("class", "gpu"))
+    document = ctk_cdi.spec(state, strategies, not parsed.get("no_all_device"), parsed.get("vendor", "nvidia.com"),
+                            parsed.get("class", "gpu"), parsed.get("driver_root", environ.get("NVIDIA_CTK_DRIVER_ROOT", "")),
+                            parsed.get("dev_root", environ.get("NVIDIA_CTK_DEV_ROOT", "")))
     if parsed.get("hook_path"):
         for hook in document["containerEdits"]["hooks"]:
             hook["path"] = parsed["hook_path"]

@@ -51,8 +51,19 @@ def library_dir(state):
     return "/usr/lib/%s-linux-gnu" % state.get("architecture", "x86_64")
 
 
-def _mount(path):
-    return {"hostPath": path, "containerPath": path, "options": list(MOUNT_OPTIONS)}
+def _under(root, path):
+    """A host path under the driver or dev root; "" and "/" are the host's own root."""
+    return path if root in ("", "/") else root.rstrip("/") + path
+
+
+def _node(path, dev_root):
+    """internal/edits/device.go: hostPath only where it differs from the container path."""
+    host = _under(dev_root, path)
+    return {"path": path} if host == path else {"path": path, "hostPath": host}
+
+
+def _mount(path, driver_root=""):
+    return {"hostPath": _under(driver_root, path), "containerPath": path, "options": list(MOUNT_OPTIONS)}
 
 
 def _hook(*args):
@@ -60,15 +71,15 @@ def _hook(*args):
             "env": ["NVIDIA_CTK_DEBUG=false"]}
 
 
-def common_edits(state):
+def common_edits(state, driver_root="", dev_root=""):
     version = state["driver_version"]
     libdir = library_dir(state)
-    mounts = [_mount("%s/%s.%s" % (libdir, name, version)) for name in LIBRARIES]
-    mounts += [_mount("/lib/firmware/nvidia/%s/%s" % (version, name)) for name in FIRMWARE]
-    mounts += [_mount("/usr/bin/%s" % name) for name in BINARIES]
+    mounts = [_mount("%s/%s.%s" % (libdir, name, version), driver_root) for name in LIBRARIES]
+    mounts += [_mount("/lib/firmware/nvidia/%s/%s" % (version, name), driver_root) for name in FIRMWARE]
+    mounts += [_mount("/usr/bin/%s" % name, driver_root) for name in BINARIES]
     return {
         "env": ["NVIDIA_CTK_LIBCUDA_DIR=%s" % libdir, "NVIDIA_VISIBLE_DEVICES=void"],
-        "deviceNodes": [{"path": path} for path in CONTROL_NODES],
+        "deviceNodes": [_node(path, dev_root) for path in CONTROL_NODES],
         "hooks": [
             _hook("create-symlinks", "--link", "libcuda.so.1::%s/libcuda.so" % libdir),
             _hook("enable-cuda-compat", "--host-driver-version=%s" % version),
@@ -99,13 +110,13 @@ def _mig_name(strategy, state, gpu, number, instance, ci):
             "uuid": mig_uuid(state, gpu, instance, ci)}[strategy]
 
 
-def devices(state, strategies=DEFAULT_STRATEGIES, all_device=True):
+def devices(state, strategies=DEFAULT_STRATEGIES, all_device=True, dev_root=""):
     """The spec's devices, in the order the real tool lists them."""
     found = []
     for gpu in state["gpus"]:
         if mig.enabled(gpu):
             continue
-        edits = {"deviceNodes": [{"path": "/dev/nvidia%d" % gpu["minor_number"]}]}
+        edits = {"deviceNodes": [_node("/dev/nvidia%d" % gpu["minor_number"], dev_root)]}
         found += [{"name": _gpu_names(strategy, gpu), "containerEdits": edits} for strategy in strategies]
     minors = _cap_minors()
     for gpu in state["gpus"]:
@@ -114,9 +125,9 @@ def devices(state, strategies=DEFAULT_STRATEGIES, all_device=True):
         for number, (instance, ci) in enumerate(mig.mig_devices(gpu)):
             gi_cap = minors["gpu%d/gi%d/access" % (gpu["minor_number"], instance["id"])]
             ci_cap = minors["gpu%d/gi%d/ci%d/access" % (gpu["minor_number"], instance["id"], ci["id"])]
-            edits = {"deviceNodes": [{"path": "/dev/nvidia%d" % gpu["minor_number"]},
-                                     {"path": "/dev/nvidia-caps/nvidia-cap%d" % gi_cap},
-                                     {"path": "/dev/nvidia-caps/nvidia-cap%d" % ci_cap}]}
+            edits = {"deviceNodes": [_node("/dev/nvidia%d" % gpu["minor_number"], dev_root),
+                                     _node("/dev/nvidia-caps/nvidia-cap%d" % gi_cap, dev_root),
+                                     _node("/dev/nvidia-caps/nvidia-cap%d" % ci_cap, dev_root)]}
             found += [{"name": _mig_name(strategy, state, gpu, number, instance, ci), "containerEdits": edits}
                       for strategy in strategies]
     if all_device and found:
@@ -128,9 +139,14 @@ def devices(state, strategies=DEFAULT_STRATEGIES, all_device=True):
     return found
 
 
-def spec(state, strategies=DEFAULT_STRATEGIES, all_device=True, vendor="nvidia.com", device_class="gpu"):
+def spec(state, strategies=DEFAULT_STRATEGIES, all_device=True, vendor="nvidia.com", device_class="gpu",
+         driver_root="", dev_root=""):
+    """The whole spec. dev_root (default: driver_root) prefixes the device nodes' host paths,
+    driver_root the mounts' (cmd/nvidia-ctk/cdi/generate/generate_test.go)."""
+    dev_root = dev_root or driver_root
     return {"cdiVersion": CDI_VERSION, "kind": "%s/%s" % (vendor, device_class),
-            "devices": devices(state, strategies, all_device), "containerEdits": common_edits(state)}
+            "devices": devices(state, strategies, all_device, dev_root),
+            "containerEdits": common_edits(state, driver_root, dev_root)}
 
 
 def normalize_path(path, spec_format):

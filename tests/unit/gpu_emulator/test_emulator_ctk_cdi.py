@@ -165,3 +165,16 @@ def test_list_prints_the_qualified_names_sorted(make_state, tmp_path):
     assert listed == sorted(listed) and "nvidia.com/gpu=all" in listed and "nvidia.com/other=1" in listed
     assert 'msg="Found %d CDI devices"' % len(listed) in err
     assert len([name for name in listed if name.startswith("nvidia.com/gpu=")]) == 2 * 7 + 1
+
+
+def test_a_driver_root_prefixes_the_host_paths_only(make_state, tmp_path):
+    # generate_test.go: `path: /dev/nvidia0` with `hostPath: <driver root>/dev/nvidia0`, mounts likewise.
+    path = make_state("l40s_4x")
+    text = generate(path, tmp_path, "--driver-root", "/driver-root")
+    assert "            - path: /dev/nvidia0\n              hostPath: /driver-root/dev/nvidia0\n" in text
+    spec = yaml.safe_load(text)
+    mount = spec["containerEdits"]["mounts"][0]
+    assert mount["hostPath"] == "/driver-root" + mount["containerPath"]
+    assert spec["containerEdits"]["env"][0] == "NVIDIA_CTK_LIBCUDA_DIR=/usr/lib/x86_64-linux-gnu"
+    nodes = yaml.safe_load(generate(path, tmp_path, "--driver-root", "/a", "--dev-root", "/b", name="b.yaml"))
+    assert nodes["containerEdits"]["deviceNodes"][-1] == {"path": "/dev/nvidiactl", "hostPath": "/b/dev/nvidiactl"}
