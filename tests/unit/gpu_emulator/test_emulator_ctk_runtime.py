@@ -259,3 +259,14 @@ def test_docker_replaces_an_older_nvidia_runtime_entry_whole(ctk, tmp_path):
     write(config, '{"runtimes": {"nvidia": {"path": "/old/nvidia-container-runtime", "runtimeArgs": ["--debug"]}}}')
     assert ctk("runtime", "configure", "--runtime=docker", "--config", config)[0] == 0
     assert json.loads(read(config))["runtimes"] == {"nvidia": {"args": [], "path": "nvidia-container-runtime"}}
+
+
+def test_quiet_keeps_only_errors_and_a_missing_toolkit_is_command_not_found(ctk, make_state, tmp_path):
+    config = str(tmp_path / "daemon.json")
+    rc, _out, err = ctk("--quiet", "runtime", "configure", "--runtime=docker", "--config", config)
+    assert (rc, err) == (0, "") and os.path.exists(config)
+    rc, _out, err = ctk("--quiet", "runtime", "configure", "--runtime=lxc")
+    assert rc == 1 and messages(err) == ["unrecognized runtime 'lxc'"]
+    # The state's `missing` fault, as for the other tools: the binary is not there.
+    path = make_state("l40s_4x", lambda state: state["faults"]["missing"].append("nvidia-ctk"), name="missing.json")
+    assert api.run("nvidia-ctk", ["--version"], path) == (127, "", "nvidia-ctk: command not found\n")
