@@ -48,7 +48,9 @@ class UsageError(Exception):
 
 
 def _parse(argv, values, bools, lists=None):
-    """urfave/cli flags: `--name value`, `--name=value`, booleans with an optional =true/false."""
+    """urfave/cli flags: `--name value`, `--name=value`, booleans with an optional =true/false.
+    An unknown flag is answered with Go's flag package wording ("flag provided but not
+    defined"); the "Incorrect Usage:" lead and exit code 1 are an assumption."""
     lists = lists or {}
     options, positional, index = {}, [], 0
     while index < len(argv):
