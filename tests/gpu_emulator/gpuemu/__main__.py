@@ -19,6 +19,8 @@ def _parser():
     install.add_argument("--omit", action="append", default=[], choices=cli.TOOLS, help="leave this tool out (as if not installed)")
     install.add_argument("--persistenced-unit", choices=units.FLAVOURS, default=None,
                          help="the nvidia-persistenced unit flavour (default: the profile's, else 'default')")
+    install.add_argument("--cdi-refresh-units", action="store_true",
+                         help="lay down the NVIDIA Container Toolkit's CDI refresh units (not with --omit nvidia-ctk)")
     tree = commands.add_parser("sysfs", help="write a fake sysfs tree for a profile")
     tree.add_argument("--profile", required=True)
     tree.add_argument("--out", required=True)
@@ -42,7 +44,8 @@ def main(argv):
         return cli.main(argv[1], argv[2:])
     args = _parser().parse_args(argv)
     if args.command == "install":
-        changed = installer.install(args.profile, args.root, args.state, args.omit, unit=args.persistenced_unit)
+        changed = installer.install(args.profile, args.root, args.state, args.omit, unit=args.persistenced_unit,
+                                    cdi_refresh_units=args.cdi_refresh_units)
         for path in changed:
             print("changed: %s" % path)
         if not changed:

@@ -12,7 +12,8 @@ from . import faults, gpu_holder, state as state_file, texts
 # The module behind each tool. Only the one that runs is imported: every emulated call is a new
 # process, and importing all of them (the XML renderer pulls in urllib) cost more than most calls' work.
 MODULES = {"nvidia-smi": "smi", "nvidia-persistenced": "persistenced", "nvidia-cuda-mps-control": "mps",
-           "cuda-app": "cuda_app", "gpu-holder": "gpu_holder", "dmesg": "kernel_log"}
+           "cuda-app": "cuda_app", "gpu-holder": "gpu_holder", "dmesg": "kernel_log",
+           "nvidia-ctk": "ctk"}
 TOOLS = tuple(MODULES)
 # Installed names that differ from the tool name.
 BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
@@ -65,5 +66,7 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
         return load("gpu-holder").main(list(argv), state, path, stdout, stderr)
     if tool == "dmesg":
         return load("dmesg").main(list(argv), state, stdout, stderr)
+    if tool == "nvidia-ctk":
+        return load("nvidia-ctk").main(list(argv), state, stdout, stderr, environ)
     stderr.write("gpuemu: unknown tool %s\n" % tool)
     return 2

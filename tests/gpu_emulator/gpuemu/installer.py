@@ -3,13 +3,15 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Installs the emulated tools into a node (or under --root): wrapper executables,
 the state file, /dev/nvidia* nodes, /proc/driver/nvidia-caps/mig-minors (where /proc
-takes files) and an nvidia-persistenced unit of one of the flavours in units.py. Re-running changes nothing and never resets an existing state."""
+takes files), an nvidia-persistenced unit of one of the flavours in units.py and, when
+asked, the NVIDIA Container Toolkit's CDI refresh units (ctk_units.py). Re-running changes
+nothing and never resets an existing state."""
 
 import os
 import stat
 import sys
 
-from . import catalog, cli, nvidia_caps, service_units, state as state_file, units
+from . import catalog, cli, ctk_units, nvidia_caps, service_units, state as state_file, units
 
 BIN_DIR = "usr/bin"
 NVIDIA_MAJOR = 195
@@ -142,9 +144,25 @@ def _persistenced_unit(root, flavour):
     return changed
 
 
-def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), python=None, unit=None):
+def _cdi_refresh_units(root, omit, wanted):
+    """The toolkit's CDI refresh units (ctk_units.py), when asked for. Without the toolkit
+    (nvidia-ctk omitted) they go too, as long as they are unchanged."""
+    changed = []
+    for path, text in sorted(ctk_units.files().items()):
+        full = _under(root, path)
+        if "nvidia-ctk" in omit:
+            if _remove_own(full, text):
+                changed.append(full)
+        elif wanted and _write_if_changed(full, text, 0o644):
+            changed.append(full)
+    return changed
+
+
+def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), python=None, unit=None,
+            cdi_refresh_units=False):
     """Returns the list of paths changed. unit picks the nvidia-persistenced unit
-    flavour (units.FLAVOURS); without it, the profile's persistenced_unit or "default"."""
+    flavour (units.FLAVOURS); without it, the profile's persistenced_unit or "default".
+    cdi_refresh_units lays down the NVIDIA Container Toolkit's CDI refresh units."""
     flavour = unit or catalog.load_profile(profile).get("persistenced_unit") or "default"
     if flavour not in units.FLAVOURS:
         raise ValueError("unknown unit flavour %r; known: %s" % (flavour, ", ".join(units.FLAVOURS)))
@@ -173,4 +191,5 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
     changed += mig_minors(root)
     changed += _persistenced_unit(root, flavour)
     changed += _service_units(root, python or sys.executable, package_parent, state_path)
+    changed += _cdi_refresh_units(root, omit, cdi_refresh_units)
     return changed
