@@ -35,7 +35,7 @@ class ActionModule(ActionBase):
         topology = plain(facts.get("gpu_topology") or {})
         # None when the topology feature did not read the GPUs: no verdict rather than a made-up "ready".
         health = plain(facts["gpu_health"]) if facts.get("gpu_health") is not None else None
-        hardware = assess(health, plain(self._task.args.get("gpu_models") or {}))
+        hardware = assess(health, plain(self._task.args.get("gpu_models") or {}), plain(facts.get("gpu_gpudirect")))
         checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []),
                              hardware)
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")

@@ -15,7 +15,9 @@ ready, degraded (works, slower), reset (a GPU reset clears it), reboot, replace.
 - a link's generation drops at idle to save power, so the generation is judged only while the GPU is not
   idle (its gpu_idle clock event reason inactive); the width is judged always;
 - a fabric reported as anything but Completed/Success: CUDA refuses work until Fabric Manager has trained it;
-- an NVLink down (nvidia-smi nvlink -s): the GPUs still talk, over fewer links.
+- an NVLink down (nvidia-smi nvlink -s): the GPUs still talk, over fewer links;
+- GPUDirect RDMA on nodes with RDMA NICs (audit_gpudirect_checks): a translating IOMMU, ACS redirect between a GPU
+  and its NIC, nvidia_peermem missing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_checks import FAIL, PASS, SKIP, WARN, check
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_gpudirect_checks import assess_gpudirect
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import model_spec
 
 READINESS = ("ready", "degraded", "reset", "reboot", "replace")
@@ -178,10 +181,11 @@ def _nvlink(gpu, spec):
     return [_finding(gpu, "nvlink", "NVLinks", PASS, "%d active" % wanted, actual, "every NVLink is up")]
 
 
-def assess(health, models=None):
+def assess(health, models=None, gpudirect=None):
     """Every finding for the node's GPUs: a list of {"check": audit check, "readiness": one of READINESS}.
 
-    models: the operator's per-model overrides (audit_gpu_models, gpu_models.model_spec)."""
+    models: the operator's per-model overrides (audit_gpu_models, gpu_models.model_spec).
+    gpudirect: the gpu_gpudirect fact, judged by audit_gpudirect_checks after the GPUs' own findings."""
     found = []
     gpus = health or []
     for gpu in gpus:
@@ -194,6 +198,8 @@ def assess(health, models=None):
         found.extend(_clocks(gpu))
         found.extend(_nvlink(gpu, spec))
         found.extend(_fabric(gpu, spec, len(gpus)))
+    if gpus:
+        found.extend(assess_gpudirect(gpudirect))
     return found
 
 
