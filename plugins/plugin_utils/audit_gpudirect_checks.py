@@ -55,6 +55,12 @@ def _iommu(gpu, cmdline):
     return _finding(check_id, title, PASS, "passthrough or off", actual, "no IOMMU translation on the RDMA path")
 
 
+def _redirects(acs):
+    """The redirects a bridge has on, in lspci's words (ReqRedir+CmpltRedir)."""
+    return "+".join(word for word, on in (("ReqRedir", acs["request_redirect"]),
+                                          ("CmpltRedir", acs["completion_redirect"])) if on)
+
+
 def _acs(gpu):
     check_id, title = "gpu%d.acs" % gpu["index"], "GPU %d PCI ACS to its NIC" % gpu["index"]
     if not gpu["nic"]:
@@ -67,10 +73,7 @@ def _acs(gpu):
     redirecting = [bridge for bridge in gpu["bridges"] if bridge["acs"]["request_redirect"]
                    or bridge["acs"]["completion_redirect"]]
     if redirecting:
-        named = ", ".join("%s (%s)" % (bridge["pci_bus_id"], "+".join(
-            word for word, on in (("ReqRedir", bridge["acs"]["request_redirect"]),
-                                  ("CmpltRedir", bridge["acs"]["completion_redirect"])) if on))
-            for bridge in redirecting)
+        named = ", ".join("%s (%s)" % (bridge["pci_bus_id"], _redirects(bridge["acs"])) for bridge in redirecting)
         return _finding(check_id, title, WARN, "no P2P redirect", named,
                         "ACS redirects peer-to-peer traffic between GPU %d and %s up to the root complex at %s: %s"
                         % (gpu["index"], nic, named, ACS_FIX))

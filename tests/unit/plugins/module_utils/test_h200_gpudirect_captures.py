@@ -68,7 +68,7 @@ def test_the_readers_on_a_tree_laid_out_as_the_capture_shows(tmp_path):
     os.symlink("../../../devices/pci0000:00/" + GPU, str(sysfs / "bus" / "pci" / "devices" / GPU))
     listed = _lines("modules.txt")
     # The /sys/module names come first, before /proc/modules' lines and the memory_peers error.
-    modules = [line for line in listed[:next(i for i, line in enumerate(listed) if " " in line)]]
+    modules = listed[:next(i for i, line in enumerate(listed) if " " in line)]
     for name in modules:
         (sysfs / "module" / name).mkdir(parents=True, exist_ok=True)
     assert "nvidia_peermem" not in modules and {"nvidia", "mlx5_ib", "ib_core"} <= set(modules)

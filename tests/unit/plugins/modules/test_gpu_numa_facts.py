@@ -426,8 +426,8 @@ def test_the_health_comes_from_the_same_read_and_a_healthy_emulated_node_is_read
     ({"acs_redirect": ["5"]}, "hardware.gpu5.acs", "(ReqRedir+CmpltRedir)"),
     ({"peermem": "missing"}, "hardware.nvidia_peermem", "not loaded"),
 ])
-def test_each_gpudirect_fault_on_an_emulated_dgx_h100_degrades_the_node_naming_its_check(tmp_path, faults, check_id,
-                                                                                        actual):
+def test_each_gpudirect_fault_on_an_emulated_dgx_h100_degrades_the_node_naming_its_check(
+        tmp_path, faults, check_id, actual):
     args, _state, _path = emulated_host(tmp_path, "dgx_h100")
     emulator_sysfs.set_faults("dgx_h100", str(tmp_path / "sys"), faults)
     facts = run_module(gpu_numa_facts_main, args)["ansible_facts"]
