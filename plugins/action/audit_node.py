@@ -37,7 +37,8 @@ class ActionModule(ActionBase):
         health = plain(facts["gpu_health"]) if facts.get("gpu_health") is not None else None
         # A node whose facts hold no kernel log has its Xids judged unknown (SKIP), never none.
         kernel_log = plain(facts.get("gpu_kernel_log") or {"read": False, "problem": "the facts hold no kernel log"})
-        hardware = assess(health, plain(self._task.args.get("gpu_models") or {}), kernel_log)
+        hardware = assess(health, plain(self._task.args.get("gpu_models") or {}), kernel_log,
+                          plain(facts.get("gpu_gpudirect")))
         checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []),
                              hardware)
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")

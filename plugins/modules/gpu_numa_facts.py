@@ -25,8 +25,12 @@ description:
   - Sets C(ansible_facts.gpu_kernel_log) and each GPU's C(xid) in C(gpu_health) from one plain C(dmesg), with the NVIDIA
     driver's Xid lines in the kernel log since boot, per GPU and per code; those on a PCI address nvidia-smi does not
     list (a GPU fallen off the bus) are kept apart. A log that cannot be read is said so, never read as no Xid.
+  - Sets C(ansible_facts.gpu_gpudirect) from sysfs and C(/proc/cmdline), with what GPUDirect RDMA needs on a node
+    with RDMA NICs, for each GPU and its nearest NIC, the IOMMU mode of both and the ACS control of every PCI
+    bridge between them, and whether C(nvidia_peermem) is loaded and registered; the audit's hardware checks
+    judge them. The bridges' config space is read in full by root only; a shorter read is reported as it is.
   - Reads only, unless O(fact_path) is set; then it also writes C(gpu_topology) there as an Ansible local fact
-    (never C(gpu_health), which changes from one read to the next).
+    (never C(gpu_health) or C(gpu_gpudirect), which change from one read to the next).
 author:
   - gpuops.hardening developers (@gpuops)
 extends_documentation_fragment:
@@ -297,6 +301,38 @@ ansible_facts:
             xid:
               - {xid: 79, count: 1, first_seconds: 5107.644336, last_seconds: 5107.644336,
                  message: GPU has fallen off the bus., pid: null, name: null}
+    gpu_gpudirect:
+      description:
+        - GPUDirect RDMA's state on the node; None without GPUs. On a node without RDMA NICs only
+          C(rdma_devices) is filled, as an empty list.
+        - C(rdma_devices), the RDMA NICs with a PCI address; C(iommu_cmdline), the IOMMU words of the kernel
+          command line; C(peermem), C(loaded), C(initstate), C(registry) (whether
+          C(/sys/kernel/mm/memory_peers) exists) and the C(clients) it lists.
+        - C(gpus), one entry per GPU, with its C(iommu) (C(group), C(type) as the kernel names it, C(mode) one of
+          C(off), C(passthrough), C(translated), C(unknown)), its nearest RDMA C(nic) (name, PCI address,
+          C(iommu)) and the C(bridges) between them, each with its PCI address, how many C(config_bytes) were
+          read and its C(acs) (C(readable), C(present), the C(capability) and C(control) registers,
+          C(request_redirect), C(completion_redirect)); C(nic) and C(bridges) are None where no RDMA NIC is
+          nearest, C(bridges) where sysfs lacks either device.
+      returned: always
+      type: dict
+      sample:
+        rdma_devices: [mlx5_0]
+        iommu_cmdline: [intel_iommu=on, iommu=pt]
+        peermem: {loaded: true, initstate: live, registry: true, clients: [nv_mem, nv_mem_nc]}
+        gpus:
+          - index: 0
+            pci_bus_id: "0000:18:00.0"
+            iommu: {group: "17", type: identity, mode: passthrough}
+            nic:
+              name: mlx5_0
+              pci_bus_id: "0000:1a:00.0"
+              iommu: {group: "18", type: identity, mode: passthrough}
+            bridges:
+              - pci_bus_id: "0000:16:00.0"
+                config_bytes: 4096
+                acs: {readable: true, present: true, capability: 95, control: 0, request_redirect: false,
+                      completion_redirect: false}
 """
 
 from ansible.module_utils.basic import AnsibleModule

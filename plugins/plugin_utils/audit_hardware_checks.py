@@ -16,7 +16,9 @@ ready, degraded (works, slower), reset (a GPU reset clears it), reboot, replace.
   idle (its gpu_idle clock event reason inactive); the width is judged always;
 - a fabric reported as anything but Completed/Success: CUDA refuses work until Fabric Manager has trained it;
 - an NVLink down (nvidia-smi nvlink -s): the GPUs still talk, over fewer links;
-- the Xid lines of the kernel log since boot: NVIDIA's Xid catalogue (xid_catalog.py, audit_xid_checks.py).
+- the Xid lines of the kernel log since boot: NVIDIA's Xid catalogue (xid_catalog.py, audit_xid_checks.py);
+- GPUDirect RDMA on nodes with RDMA NICs (audit_gpudirect_checks): a translating IOMMU, ACS redirect between a GPU
+  and its NIC, nvidia_peermem missing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,6 +27,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_checks import FAIL, PASS, SKIP, WARN, check
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_xid_checks import xid_findings
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_gpudirect_checks import assess_gpudirect
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import model_spec
 
 READINESS = ("ready", "degraded", "reset", "reboot", "replace")
@@ -180,11 +183,12 @@ def _nvlink(gpu, spec):
     return [_finding(gpu, "nvlink", "NVLinks", PASS, "%d active" % wanted, actual, "every NVLink is up")]
 
 
-def assess(health, models=None, kernel_log=None):
+def assess(health, models=None, kernel_log=None, gpudirect=None):
     """Every finding for the node's GPUs: a list of {"check": audit check, "readiness": one of READINESS}.
 
     models: the operator's per-model overrides (audit_gpu_models, gpu_models.model_spec); kernel_log: the
-    gpu_kernel_log fact, whose Xids (and each GPU's "xid") are judged too; None judges no Xid."""
+    gpu_kernel_log fact, whose Xids (and each GPU's "xid") are judged too; None judges no Xid.
+    gpudirect: the gpu_gpudirect fact, judged by audit_gpudirect_checks after the GPUs' own findings."""
     found = []
     gpus = health or []
     for gpu in gpus:
@@ -199,6 +203,8 @@ def assess(health, models=None, kernel_log=None):
         found.extend(_fabric(gpu, spec, len(gpus)))
     if kernel_log is not None:
         found.extend(xid_findings(gpus, kernel_log, READINESS.index))
+    if gpus:
+        found.extend(assess_gpudirect(gpudirect))
     return found
 
 

@@ -245,3 +245,35 @@ def test_a_gpu_fault_gives_its_verdict_and_reason_and_goes_when_it_clears(audits
     assert rc == 0, output
     with open(os.path.join(FAULT_REPORT_DIR, "nodes", "gpu-train.json"), encoding="utf-8") as handle:
         assert json.load(handle)["readiness"]["verdict"] == "ready"
+
+
+def _set_sysfs_faults(faults):
+    """gpu-train's GPUDirect faults, written in place into the fake sysfs it has mounted (gpuemu sysfs-faults)."""
+    subprocess.run(["python3", "-m", "gpuemu", "sysfs-faults", "--profile", "dgx_h100",
+                    "--out", os.path.join(REPO_ROOT, ".lab", "sysfs", "dgx_h100"), "--faults", json.dumps(faults)],
+                   cwd=os.path.join(REPO_ROOT, "tests", "gpu_emulator"), capture_output=True, text=True, check=True)
+
+
+@pytest.mark.parametrize("faults, check_id", [
+    ({"acs_redirect": ["3"]}, "hardware.gpu3.acs"),
+    ({"iommu_type": {"6": "DMA-FQ"}}, "hardware.gpu6.iommu"),
+    ({"peermem": "missing"}, "hardware.nvidia_peermem"),
+])
+def test_a_gpudirect_fault_degrades_the_node_naming_its_check_and_goes_when_it_clears(audits, faults, check_id):
+    """On gpu-train (8x H100 SXM, a NIC behind each GPU's switch): the one reason is the fault's check."""
+    _set_sysfs_faults(faults)
+    try:
+        rc, output = audit("gpu-train", FAULT_REPORT_DIR)
+        assert rc == 0, output
+        with open(os.path.join(FAULT_REPORT_DIR, "nodes", "gpu-train.json"), encoding="utf-8") as handle:
+            document = json.load(handle)
+        assert document["readiness"]["verdict"] == "degraded", document["readiness"]
+        assert [reason.split(": ")[0] for reason in document["readiness"]["reasons"]] == [check_id]
+    finally:
+        _set_sysfs_faults({})
+    rc, output = audit("gpu-train", FAULT_REPORT_DIR)
+    assert rc == 0, output
+    with open(os.path.join(FAULT_REPORT_DIR, "nodes", "gpu-train.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    assert document["readiness"]["verdict"] == "ready"
+    assert by_id(document)["hardware.nvidia_peermem"]["verdict"] == "PASS"

@@ -21,6 +21,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_health import
     with_nvlinks,
 )
 from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_topology import build_topology
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpudirect import read_gpudirect
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.kernel_xid import with_xids
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
@@ -109,14 +110,14 @@ def _optional_output(name, outcome, timeout, notes, consequence):
 
 
 def read_topology(feature, nvidia_smi_path, require_gpu):
-    """The gpu_topology fact of the node as it is now (read_gpus' first half)."""
+    """The gpu_topology fact of the node as it is now (read_gpus' first part)."""
     return read_gpus(feature, nvidia_smi_path, require_gpu)[0]
 
 
 def read_gpus(feature, nvidia_smi_path, require_gpu):
-    """(gpu_topology, gpu_health) of the node as it is now: nvidia-smi (with the feature's timeout) and sysfs below
-    its root; the health from the same -q -x. Without a usable nvidia-smi it fails the feature, or, when
-    require_gpu is false, reports no GPUs."""
+    """(gpu_topology, gpu_health, gpu_gpudirect) of the node as it is now: nvidia-smi (with the feature's timeout)
+    and sysfs below its root; the health from the same -q -x, GPUDirect's state from sysfs and the kernel command
+    line. Without a usable nvidia-smi it fails the feature, or, when require_gpu is false, reports no GPUs."""
     root = feature.params["root"]
     notes = []
     query = matrix = gpu_list = None
@@ -151,7 +152,7 @@ def read_gpus(feature, nvidia_smi_path, require_gpu):
         gpu_list=gpu_list,
     )
     topology["warnings"] = notes + topology["warnings"]
-    return topology, health
+    return topology, health, read_gpudirect(sysfs_root, under_root(root, "/proc"), topology)
 
 
 def _kernel_log(problem=None, unlisted=None):
@@ -209,13 +210,15 @@ def converge(spec, host, check_mode):
     """Converge this feature on the node as spec says (check_mode: only say what would change); returns the result."""
     feature = host.feature(NAME, spec, check_mode)
     params = feature.params
-    topology, health = read_gpus(feature, params["nvidia_smi_path"], params["require_gpu"])
+    topology, health, gpudirect = read_gpus(feature, params["nvidia_smi_path"], params["require_gpu"])
     for warning in topology["warnings"]:
         feature.warn(warning)
     kernel_log = read_kernel_xids(feature, health)
-    # The health changes from one read to the next (clock reasons, error counts): a fact, never in the fact file.
+    # The health changes from one read to the next (clock reasons, error counts), and so may GPUDirect's state
+    # (a module loaded, ACS set at boot): facts, never in the fact file.
     result = {"changed": False,
-              "ansible_facts": {"gpu_topology": topology, "gpu_health": health, "gpu_kernel_log": kernel_log},
+              "ansible_facts": {"gpu_topology": topology, "gpu_health": health, "gpu_kernel_log": kernel_log,
+                                "gpu_gpudirect": gpudirect},
               "numactl_path": feature.get_bin_path("numactl")}
     if params["fact_path"]:
         result.update(write_fact_file(feature, under_root(params["root"], params["fact_path"]), topology))

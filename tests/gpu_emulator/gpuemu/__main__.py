@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""python3 -m gpuemu {install,sysfs,reboot,new-state,profiles,exec} ..."""
+"""python3 -m gpuemu {install,sysfs,sysfs-faults,reboot,new-state,profiles,exec} ..."""
 
 import argparse
+import json
 import sys
 
 from . import catalog, cli, installer, state as state_file, sysfs, units
@@ -24,6 +25,10 @@ def _parser():
     tree = commands.add_parser("sysfs", help="write a fake sysfs tree for a profile")
     tree.add_argument("--profile", required=True)
     tree.add_argument("--out", required=True)
+    faults = commands.add_parser("sysfs-faults", help="set the GPUDirect faults of a tree 'sysfs' wrote, in place")
+    faults.add_argument("--profile", required=True)
+    faults.add_argument("--out", required=True)
+    faults.add_argument("--faults", default="{}", help='JSON, e.g. {"acs_redirect": ["0"]}; {} clears them')
     reboot = commands.add_parser("reboot", help="apply what a host reboot does to the GPUs")
     reboot.add_argument("--state", default=None)
     reboot.add_argument("--boot", action="store_true", help="a node boot: recorded daemons, holders and processes are gone too")
@@ -52,6 +57,8 @@ def main(argv):
             print("ok: nothing to change")
     elif args.command == "sysfs":
         print(sysfs.generate(args.profile, args.out))
+    elif args.command == "sysfs-faults":
+        print(sysfs.set_faults(args.profile, args.out, json.loads(args.faults)))
     elif args.command == "reboot":
         with state_file.editing(state_file.path_from_env(args.state)) as state:
             state_file.reboot(state, boot=args.boot)

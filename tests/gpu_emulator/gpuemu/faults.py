@@ -46,6 +46,9 @@ other GPU stays healthy:
     kernel_log    "restricted"                 dmesg fails as without CAP_SYSLOG under
                                              kernel.dmesg_restrict=1 (exit 1)
 
+GPUDirect faults (an IOMMU that translates, ACS redirect, nvidia_peermem missing) are written into the fake
+sysfs tree instead, which the lab mounts from the host: sysfs_gpudirect.py, `gpuemu sysfs-faults`.
+
 An exit, hang or reset_fail fault with "times": N fires on the next N matching runs
 only, then goes away (counted down in the state under its lock), so that a test can
 make a command fail once and then succeed. Without "times" it fires every time.

@@ -64,6 +64,8 @@ def new(profile_name):
         "numa_distances": copy.deepcopy(profile["numa_distances"]),
         "nvlink": copy.deepcopy(profile.get("nvlink")),
         "nics": copy.deepcopy(profile.get("nics", [])),
+        # The IOMMU mode the fake sysfs shows: off or passthrough (sysfs_gpudirect.py).
+        "iommu": profile.get("iommu", "off"),
         "gpus": gpus,
         "processes": [],
         "daemons": {"persistenced": None, "mps": []},

@@ -1,19 +1,22 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A fake sysfs tree for a profile, laid out like the kernel's so that three sub-trees
+"""A fake sysfs tree for a profile, laid out like the kernel's so that its sub-trees
 can be bind-mounted over a container's /sys:
 
-    OUT/bus/pci/devices/<DDDD:BB:DD.F>/   GPUs and NICs (vendor, device, class, numa_node, ...)
+    OUT/bus/pci/devices/<DDDD:BB:DD.F>    GPUs, NICs and the bridges above them (vendor, device, class,
+                                          numa_node, ...), each a link into the PCI hierarchy kept beside
+                                          them (sysfs_gpudirect.py)
     OUT/devices/system/node/              NUMA nodes (online, has_cpu, nodeN/cpulist, meminfo, ...)
     OUT/class/infiniband/<ibdev>/         device -> ../../../bus/pci/devices/<bdf> (relative)
+    OUT/module/nvidia_peermem/            on profiles with RDMA NICs (sysfs_gpudirect.py)
 """
 
 import hashlib
 import os
 import shutil
 
-from . import catalog, cpulist, pci, state as state_file
+from . import catalog, cpulist, pci, state as state_file, sysfs_gpudirect
 
 NVIDIA_VENDOR = "0x10de"
 MELLANOX_VENDOR = "0x15b3"
@@ -78,9 +81,9 @@ def _port_files(nic):
     }
 
 
-def _nic(state, out, nic):
+def _nic(state, out, plan, nic):
     bdf = pci.sysfs_id(nic["pci_bus_id"])
-    device_dir = os.path.join(out, "bus", "pci", "devices", bdf)
+    device_dir = sysfs_gpudirect.device_folder(out, plan, bdf)
     _write_all(device_dir, _pci_files(state, nic, MELLANOX_VENDOR, nic["pci_device_id"], nic["pci_class"], "0x0041", 5, 16))
     infiniband = nic["link_layer"] == "InfiniBand"
     _write_all(os.path.join(device_dir, "net", nic["netdev"]), {
@@ -106,9 +109,9 @@ def _has_reset(state, gpu):
     return gpu.get("pci_reset", True) and state["settings"].get("mig_mode_apply") != "reboot"
 
 
-def _gpu(state, out, gpu):
+def _gpu(state, out, plan, gpu):
     model = catalog.model(gpu["model"])
-    device_dir = os.path.join(out, "bus", "pci", "devices", pci.sysfs_id(gpu["pci_bus_id"]))
+    device_dir = sysfs_gpudirect.device_folder(out, plan, pci.sysfs_id(gpu["pci_bus_id"]))
     _write_all(device_dir, _pci_files(state, gpu, NVIDIA_VENDOR, model["pci_device_id"], model["pci_class"],
                                       model["pci_subsystem_id"], model["pcie_gen"], model["pcie_width"]))
     if _has_reset(state, gpu):
@@ -163,13 +166,22 @@ def _nodes(state, out):
 def generate(profile, out):
     """Write the tree for a profile (name or JSON path) into out, replacing what was there."""
     state = state_file.new(profile)
-    for sub in (("bus",), ("devices",), ("class",)):
+    for sub in (("bus",), ("devices",), ("class",), ("module",)):
         shutil.rmtree(os.path.join(out, *sub), ignore_errors=True)
     os.makedirs(os.path.join(out, "bus", "pci", "devices"), exist_ok=True)
     os.makedirs(os.path.join(out, "class", "infiniband"), exist_ok=True)
+    os.makedirs(os.path.join(out, "module"), exist_ok=True)
+    plan = sysfs_gpudirect.layout(state)
     for gpu in state["gpus"]:
-        _gpu(state, out, gpu)
+        _gpu(state, out, plan, gpu)
     for nic in state["nics"]:
-        _nic(state, out, nic)
+        _nic(state, out, plan, nic)
+    sysfs_gpudirect.write(state, out)
     _nodes(state, out)
     return out
+
+
+def set_faults(profile, out, faults):
+    """Rewrite a generated tree's GPUDirect files for these faults (sysfs_gpudirect.py lists them; {} clears
+    them), in place, so that a node with the tree mounted sees the change."""
+    return sysfs_gpudirect.write(state_file.new(profile), out, faults)

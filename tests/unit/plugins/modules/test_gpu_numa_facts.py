@@ -19,6 +19,7 @@ import pytest
 
 from ansible_collections.gpuops.hardening.plugins.modules.gpu_numa_facts import main as gpu_numa_facts_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import sysfs as emulator_sysfs
 from ansible_collections.gpuops.hardening.tests.unit.plugins.module_utils import fake_sysfs
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_hardware_checks
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host
@@ -413,8 +414,34 @@ def test_the_health_comes_from_the_same_read_and_a_healthy_emulated_node_is_read
     kernel_log = result["ansible_facts"]["gpu_kernel_log"]
     assert kernel_log == {"read": True, "problem": None, "unlisted": []}
     assert [gpu["xid"] for gpu in health] == [[]] * len(health)
-    findings = audit_hardware_checks.assess(health, kernel_log=kernel_log)
+    gpudirect = result["ansible_facts"]["gpu_gpudirect"]
+    assert gpudirect["rdma_devices"] == [nic["ibdev"] for nic in state["nics"]]
+    findings = audit_hardware_checks.assess(health, kernel_log=kernel_log, gpudirect=gpudirect)
     assert audit_hardware_checks.readiness(findings) == {"verdict": "ready", "reasons": []}
+    verdicts = set((item["check"]["id"].split(".")[-1], item["check"]["verdict"]) for item in findings
+                   if item["check"]["id"].endswith((".iommu", ".acs", ".nvidia_peermem", ".gpudirect")))
+    assert verdicts == ({("iommu", "PASS"), ("acs", "PASS"), ("nvidia_peermem", "PASS")} if state["nics"]
+                        else {("gpudirect", "SKIP")})
+
+
+@pytest.mark.parametrize("faults, check_id, actual", [
+    ({"iommu_type": {"2": "DMA-FQ"}}, "hardware.gpu2.iommu", "GPU 2 (0000:3a:00.0): DMA-FQ, mlx5_2 (0000:3c:00.0): identity"),
+    ({"acs_redirect": ["5"]}, "hardware.gpu5.acs", "(ReqRedir+CmpltRedir)"),
+    ({"peermem": "missing"}, "hardware.nvidia_peermem", "not loaded"),
+])
+def test_each_gpudirect_fault_on_an_emulated_dgx_h100_degrades_the_node_naming_its_check(
+        tmp_path, faults, check_id, actual):
+    args, _state, _path = emulated_host(tmp_path, "dgx_h100")
+    emulator_sysfs.set_faults("dgx_h100", str(tmp_path / "sys"), faults)
+    facts = run_module(gpu_numa_facts_main, args)["ansible_facts"]
+    findings = audit_hardware_checks.assess(facts["gpu_health"], gpudirect=facts["gpu_gpudirect"])
+    verdict = audit_hardware_checks.readiness(findings)
+    assert verdict["verdict"] == "degraded" and len(verdict["reasons"]) == 1, verdict
+    assert verdict["reasons"][0].startswith(check_id + ": ")
+    found = next(item["check"] for item in findings if item["check"]["id"] == check_id)
+    assert found["verdict"] == "WARN" and found["actual"].endswith(actual), found
+    # gpu_gpudirect, as gpu_health, stays out of the fact file.
+    assert "gpu_gpudirect" not in json.dumps(facts["gpu_topology"])
 
 
 def test_an_nvlink_down_on_an_emulated_dgx_h100_is_read_and_degrades_the_node(tmp_path):

@@ -158,7 +158,7 @@ def test_in_a_node_call_the_lines_describe_the_gpus_the_topology_feature_read(ho
     """Without gpus, the feature takes the gpu_topology fact of the call's topology feature, which ran before it."""
     topology = {"name": "topology", "engine": "gpu_numa_facts", "args": {"require_gpu": False}}
     gres = {"name": "gres", "engine": "slurm_gres", "args": {"topology_feature": "topology"}}
-    with mock.patch.object(gpu_numa_facts, "read_gpus", return_value=({"gpus": _gpus(), "warnings": []}, [])) as read:
+    with mock.patch.object(gpu_numa_facts, "read_gpus", return_value=({"gpus": _gpus(), "warnings": []}, [], None)) as read:
         result = run_module(node_main, {"root": str(host), "features": [topology, gres]}, diff=True)
     assert not result.get("failed"), result
     assert read.call_count == 1
