@@ -178,6 +178,11 @@ def link_read_seconds(timeout):
     return max(1.0, min(float(LINK_READ_SECONDS), timeout * LINK_READ_SHARE))
 
 
+def link_check_id(index):
+    """The id of GPU <index>'s link check; the audit's idle pcie_gen SKIP names it."""
+    return "%s.pcie_link_under_load" % gpu_prefix({"index": index})
+
+
 def _link_text(generation, width):
     return "Gen%s x%s" % (generation, width)
 
@@ -186,7 +191,7 @@ def link_check(gpu, outcome, skip_reason=None, error=None):
     """The GPU's PCIe link as NVML read it while pinned host-to-device copies ran (cuda_driver.LinkUnderLoad):
     PASS at its maximum generation and width, WARN below either. An idle link may lower its generation to save
     power; under load it must not."""
-    check_id = "%s.pcie_link_under_load" % gpu_prefix(gpu)
+    check_id = link_check_id(gpu.get("index"))
     title = "GPU %s PCIe link under load" % gpu.get("index")
     if skip_reason:
         return check(check_id, title, SKIP, "read under load", "not read", skip_reason)
