@@ -239,9 +239,10 @@ def read_while_copying(copy_once, read, limit_seconds, clock=time.monotonic):
     """{"ok": True, "link": read()'s answer, "copies": n, "copies_before": n} or {"ok": False, "error": why}.
 
     The copies run back to back in this thread, where the context is current; read() runs in another thread once
-    the first copy has finished (the GPU has left idle), and the copies go on until it has returned. ctypes
-    releases the GIL during each driver call, so read() runs while a copy is in flight, never before or after the
-    loop. Both stop after limit_seconds: a read that has not returned by then is an error.
+    the first copy has finished (the GPU has left idle), and the copies go on until it has returned. This thread
+    holds the GIL except inside its driver calls (ctypes releases it there), where it spends all but microseconds
+    of each turn, so read() runs while a copy is in flight, never before or after the loop. Both stop after
+    limit_seconds: a read that has not returned by then is an error.
     """
     copies = [0]
     first_copy_done, read_done = threading.Event(), threading.Event()
