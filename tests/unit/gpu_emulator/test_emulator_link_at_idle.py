@@ -58,8 +58,7 @@ def test_gpus_that_keep_their_generation_at_idle_still_do(make_state, smi):
     assert query(smi, p100, LINK) == "3, 3, 16, 16"
 
 
-def test_the_link_returns_to_its_generation_while_a_cuda_application_runs_and_drops_after(make_state, smi, mps_env,
-                                                                                           apps):
+def test_the_link_returns_to_its_maximum_while_a_cuda_application_runs_and_drops_after(make_state, smi, mps_env, apps):
     path = make_state("l40s_4x")
     app = apps(path, dict(mps_env, CUDA_VISIBLE_DEVICES="2"))
     assert "CUDA context on GPU 2" in app.stdout.readline()
@@ -85,4 +84,3 @@ def test_the_pcie_link_fault_caps_the_link_under_load(make_state, smi, mps_env, 
 def test_the_fault_on_a_gpu_that_keeps_its_generation_shows_at_idle_too(make_state, smi):
     path = make_state("dgx_h100", lambda state: state["faults"].update(pcie_link={"3": {"gen": 3}}))
     assert (query(smi, path, LINK, "3"), query(smi, path, LINK, "4")) == ("3, 5, 16, 16", "5, 5, 16, 16")
-

@@ -72,6 +72,10 @@ def test_the_nvml_table_matches_the_documented_prototype(symbol, restype, argtyp
     assert list(argtypes) == documented_argtypes
 
 
+def error_string(code):
+    return {3: b"Not Supported", 999: b"Unknown Error"}.get(code)
+
+
 class FakeNvml:
     """libnvidia-ml's functions as plain Python functions, reading a link that runs at its maximum while copies
     run and for `linger` seconds after the last one, and at `idle_gen` otherwise, as a real link that saves power."""
@@ -86,7 +90,7 @@ class FakeNvml:
         self.calls = []
         for name, _restype, _argtypes in cuda_driver.NVML_FUNCTIONS:
             setattr(self, name, self._function(name))
-        self.nvmlErrorString = lambda code: {3: b"Not Supported", 999: b"Unknown Error"}.get(code)
+        self.nvmlErrorString = error_string
 
     def _function(self, name):
         def function(*args):
