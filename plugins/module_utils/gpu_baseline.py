@@ -28,6 +28,11 @@ PASS, WARN, SKIP = "PASS", "WARN", "SKIP"
 DIRECTIONS = (("h2d", "host to device"), ("d2h", "device to host"))
 MEMORIES = ("pinned", "pageable")
 DOCUMENT_SCHEMA_VERSION = 1
+# The longest the copies go on while the PCIe link is read under load, and the share of the timeout it may take.
+LINK_READ_SECONDS = 10
+LINK_READ_SHARE = 0.25
+# What to check when the link runs below its generation or width under load.
+LINK_FIX = "reseat the GPU, check its riser and cabling, and the slot's PCIe generation setting in the BIOS"
 
 
 def check(check_id, title, verdict, expected, actual, reason):
@@ -165,6 +170,46 @@ def numa_checks(gpu, size_mib, plan, local_seconds, remote_seconds, skip_reason=
         found.append(check("%s.numa.local_over_remote" % prefix, title, PASS, "measured",
                            "%.2fx (node %s over node %s)" % (value, local, remote), "medians of the two figures"))
     return found
+
+
+def link_read_seconds(timeout):
+    """How long the copies may go on for the link read: bounded by LINK_READ_SECONDS and a share of the timeout,
+    so the copy process stays within it."""
+    return max(1.0, min(float(LINK_READ_SECONDS), timeout * LINK_READ_SHARE))
+
+
+def link_check_id(index):
+    """The id of GPU <index>'s link check; the audit's idle pcie_gen SKIP names it."""
+    return "%s.pcie_link_under_load" % gpu_prefix({"index": index})
+
+
+def _link_text(generation, width):
+    return "Gen%s x%s" % (generation, width)
+
+
+def link_check(gpu, outcome, skip_reason=None, error=None):
+    """The GPU's PCIe link as NVML read it while pinned host-to-device copies ran (cuda_driver.LinkUnderLoad):
+    PASS at its maximum generation and width, WARN below either. An idle link may lower its generation to save
+    power; under load it must not."""
+    check_id = link_check_id(gpu.get("index"))
+    title = "GPU %s PCIe link under load" % gpu.get("index")
+    if skip_reason:
+        return check(check_id, title, SKIP, "read under load", "not read", skip_reason)
+    if error or not outcome:
+        return check(check_id, title, WARN, "read under load", "not read", error or "no answer")
+    if not outcome.get("ok"):
+        verdict = SKIP if outcome.get("unsupported") else WARN
+        return check(check_id, title, verdict, "read under load", "not read", outcome.get("error") or "no answer")
+    link = outcome["link"]
+    expected = _link_text(link["gen_max"], link["width_max"])
+    actual = _link_text(link["gen_current"], link["width_current"])
+    during = "read during back-to-back pinned host-to-device copies of %s (%d copies; the read began after copy %d)" % (
+        size_label(outcome.get("bytes") or 0), outcome["copies"], outcome["copies_before"])
+    if link["gen_current"] >= link["gen_max"] and link["width_current"] >= link["width_max"]:
+        return check(check_id, title, PASS, expected, actual, "the link runs at its generation and width under load; "
+                     + during)
+    return check(check_id, title, WARN, expected, actual, "under load the link runs at %s, below its %s: %s; %s" % (
+        actual, expected, LINK_FIX, during))
 
 
 def startup_check(gpu, seconds, skip_reason=None, error=None):

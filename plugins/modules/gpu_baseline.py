@@ -25,8 +25,14 @@ description:
     at most O(max_memory_mib) of device memory and twice that of host memory (pinned and pageable) per process, and
     frees it.
   - Each figure is the median of O(repeats) runs, with the min and the max.
+  - Right after the timed runs of its largest pinned host-to-device copy, the same process goes on copying and reads
+    the GPU's PCIe link through NVML (C(libnvidia-ml.so.1)) while the copies run, for at most 10 seconds or a
+    quarter of O(timeout). The link check passes when the link runs at its maximum generation and width under load
+    and warns otherwise, naming what it read, what it expected and what to check (reseat, riser, BIOS). An idle link
+    may lower its generation to save power; under load it must not.
   - A figure it cannot measure is a SKIP with the reason (no C(libcuda.so.1), MIG on, one NUMA node only, a size
-    above O(max_memory_mib)); a measurement that fails or runs past O(timeout) is a WARN with the error.
+    above O(max_memory_mib), no C(libnvidia-ml.so.1) for the link); a measurement that fails or runs past
+    O(timeout) is a WARN with the error.
   - The result is an audit document (the keys of M(gpuops.hardening.audit_node)'s C(gpuops_audit)), so
     M(gpuops.hardening.audit_report) writes the report and the named baselines of the figures.
 options:
@@ -62,6 +68,12 @@ options:
     description: The CUDA driver library to load.
     type: str
     default: libcuda.so.1
+  nvml_library:
+    description:
+      - The NVML library that reads each GPU's PCIe link while its copies run.
+      - Without it the link check is a SKIP; the copy figures do not need it.
+    type: str
+    default: libnvidia-ml.so.1
   numactl_path:
     description: The C(numactl) binary; by default found on C(PATH). Without it the NUMA figures are skipped.
     type: path
@@ -180,10 +192,14 @@ def measure_gpu(measurer, gpu, topology, numactl_path, recommendation):
 
     copy_answer, copy_error = None, None
     if not skip and cases:
+        # The link is read in the same process, while its largest pinned host-to-device copy runs in a loop.
+        link = {"library": params["nvml_library"], "seconds": plan.link_read_seconds(params["timeout"])}
         copy_answer, copy_error = measurer.ask({"op": "copy", "pci_bus_id": gpu["pci_bus_id"], "cases": cases,
-                                                "repeats": params["repeats"]})
+                                                "repeats": params["repeats"], "link": link})
     found.extend(plan.copy_checks(gpu, params["sizes_mib"], skipped_sizes, (copy_answer or {}).get("seconds") or {},
                                   skip_reason=skip, error=copy_error))
+    link_skip = skip or (None if cases else "no copy size is within baseline_max_memory_mib")
+    found.append(plan.link_check(gpu, (copy_answer or {}).get("link"), skip_reason=link_skip, error=copy_error))
 
     numa = plan.numa_plan(gpu, topology, numactl_path, recommendation)
     numa_sizes = [size for size in params["sizes_mib"] if size not in skipped_sizes]
@@ -227,6 +243,7 @@ def main():
             max_memory_mib=dict(type="int", default=1024),
             timeout=dict(type="int", default=120),
             library=dict(type="str", default=cuda_driver.LIBRARY),
+            nvml_library=dict(type="str", default=cuda_driver.NVML_LIBRARY),
             numactl_path=dict(type="path"),
             root=dict(type="path", default="/"),
             lock_timeout=dict(type="int", default=LOCK_TIMEOUT),
@@ -253,6 +270,7 @@ def main():
             skip = plan.gpu_skip_reason(gpu) or probe_error
             cases, skipped_sizes = plan.copy_cases(params["sizes_mib"], params["max_memory_mib"])
             checks.extend(plan.copy_checks(gpu, params["sizes_mib"], skipped_sizes, {}, skip_reason=skip))
+            checks.append(plan.link_check(gpu, None, skip_reason=skip))
             checks.extend(plan.numa_checks(gpu, max(params["sizes_mib"]), (None,) * 5, None, None, skip_reason=skip))
             checks.append(plan.startup_check(gpu, [], skip_reason=skip))
             continue
@@ -261,7 +279,7 @@ def main():
     counts = document["summary"]
     # As audit_node does: the report writer reads each node's gpuops_audit fact.
     module.exit_json(changed=False, document=document, ansible_facts={"gpuops_audit": document},
-                     msg="%d GPU(s): %d figures measured, %d skipped, %d failed%s" % (
+                     msg="%d GPU(s): %d passed, %d skipped, %d warned%s" % (
                          len(topology.get("gpus") or []), counts["PASS"] - (0 if probe_error else 1), counts["SKIP"],
                          counts["WARN"], "; " + probe_error if probe_error else ""))
 

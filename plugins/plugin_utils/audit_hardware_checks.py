@@ -13,7 +13,8 @@ ready, degraded (works, slower), reset (a GPU reset clears it), reboot, replace.
 - uncorrectable ECC errors since the driver loaded: the application was stopped, and no new context starts
   until the page or row is mapped out (same two documents);
 - a link's generation drops at idle to save power, so the generation is judged only while the GPU is not
-  idle (its gpu_idle clock event reason inactive); the width is judged always;
+  idle (its gpu_idle clock event reason inactive), and at idle the SKIP points to the baseline probe, which
+  reads the link while its copies run (module_utils/gpu_baseline.py link_check); the width is judged always;
 - a fabric reported as anything but Completed/Success: CUDA refuses work until Fabric Manager has trained it;
 - an NVLink down (nvidia-smi nvlink -s): the GPUs still talk, over fewer links;
 - the Xid lines of the kernel log since boot: NVIDIA's Xid catalogue (xid_catalog.py, audit_xid_checks.py);
@@ -25,6 +26,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.gpu_baseline import link_check_id
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_checks import FAIL, PASS, SKIP, WARN, check
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_xid_checks import xid_findings
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_gpudirect_checks import assess_gpudirect
@@ -82,7 +84,8 @@ def _pcie_generation(gpu, spec):
     if "gpu_idle" in gpu["clock_event_reasons"]:
         return _finding(gpu, "pcie_gen", "PCIe generation", SKIP, "Gen%d under load" % highest,
                         "Gen%d at idle" % current, "the GPU is idle, and an idle link may lower its generation "
-                        "to save power: judged only while the GPU works")
+                        "to save power: judged only while the GPU works; playbooks/baseline.yml judges it under "
+                        "load (its check %s)" % link_check_id(gpu["index"]))
     if current < highest:
         return _finding(gpu, "pcie_gen", "PCIe generation", WARN, "Gen%d" % highest, "Gen%d under load" % current,
                         "the link trained below its generation under load: reseat, check the riser and cabling",

@@ -34,6 +34,23 @@ def _fault(state, key, gpu):
     return state.get("faults", {}).get(key, {}).get(str(gpu["index"]))
 
 
+def _link_generation(model, fault, idle):
+    """The link's current generation: the fault's trained-down cap, else the model's maximum; lower at idle on
+    models whose real GPUs drop it to save power, back up as soon as work (a CUDA application, a copy) runs.
+
+    Real idle GPUs (-q -x in shared/fixtures/real) that drop it: netdata_rtx4090_persistence_enabled_driver535
+    (AD102, the RTX 6000 Ada's and the L40S's chip: Gen1 of 3, P8), telegraf_a10g_driver515 (a data-center PCIe
+    card: Gen1 of 4), telegraf_quadro_p2000_persistence_enabled_driver525 and telegraf_quadro_p400_driver418 (Gen1
+    of 3). Those that keep it: netdata_tesla_p100_pcie_driver510 (Gen3 of 3 at 0 %), the A100 MIG captures (Gen4
+    of 4) and the project's H200 (Gen5 of 5 before and after load, fixtures/h200_device_check). The width stays:
+    the RTX 4090 and P400 keep x16 at Gen1.
+    """
+    generation = fault.get("gen", model["pcie_gen"])
+    if idle and model.get("pcie_idle_gen"):
+        return min(generation, model["pcie_idle_gen"])
+    return generation
+
+
 def driver_major(state):
     return int(state["driver_version"].split(".")[0])
 
@@ -44,10 +61,12 @@ class Health(object):
     def __init__(self, state, gpu, facts):
         model = facts.model
         mig_on = facts.mig_enabled
+        # The idle reason is off on both MIG-enabled A100 captures, on on every idle GPU.
+        idle = not facts.processes and not mig_on
         link = _fault(state, "pcie_link", gpu) or {}
         self.pcie_max_gen = model["pcie_gen"]
         self.pcie_max_width = model["pcie_width"]
-        self.pcie_gen = link.get("gen", self.pcie_max_gen)
+        self.pcie_gen = _link_generation(model, link, idle)
         self.pcie_width = link.get("width", self.pcie_max_width)
         self.ecc_on = facts.ecc == "Enabled"
         self.legacy_ecc = model["architecture"] not in ROW_REMAPPING
@@ -56,8 +75,6 @@ class Health(object):
         # Both A100 captures with MIG enabled (R510, R535) print remapped_rows as N/A.
         self.remapped = None if self.legacy_ecc or mig_on else self._remapped(_fault(state, "remapped_rows", gpu) or {})
         self.remap_banks = model.get("row_remapper_banks")
-        # The idle reason is off on both MIG-enabled A100 captures, on on every idle GPU.
-        idle = not facts.processes and not mig_on
         active = set(_fault(state, "clock_reasons", gpu) or ()) | ({"gpu_idle"} if idle else set())
         self.clock_reasons = [(name, name in active) for name, _bit in CLOCK_REASONS]
         self.clock_mask = sum(bit for name, bit in CLOCK_REASONS if name in active)

@@ -32,13 +32,19 @@ TOPOLOGY = {
 }
 
 
+def no_nvml(path):
+    raise cuda_driver.NvmlError("%s cannot be loaded: not on this machine" % path, unsupported=True)
+
+
 class FreshProcesses:
     """Stands in for commands.run: answers each request as cuda_driver.py would, and records the argv."""
 
-    def __init__(self, loader=None, timeout_ops=()):
+    def __init__(self, loader=None, timeout_ops=(), nvml_loader=None):
         self.argvs = []
         self.loader = loader
         self.timeout_ops = timeout_ops
+        # No NVML unless a test gives one: the machine running the tests may have a real one.
+        self.nvml_loader = nvml_loader or no_nvml
 
     def __call__(self, module, argv, timeout=30, data=None, **_kwargs):
         self.argvs.append(argv)
@@ -47,7 +53,7 @@ class FreshProcesses:
         request = json.loads(argv[-1])
         if request["op"] in self.timeout_ops:
             raise CommandTimeout("it ran too long")
-        answer = cuda_driver.answer(request, self.loader) if self.loader else cuda_driver.answer(request)
+        answer = cuda_driver.answer(request, self.loader or cuda_driver.load, self.nvml_loader)
         return 0, json.dumps(answer) + "\n", ""
 
 
@@ -159,3 +165,17 @@ def test_it_records_itself_as_the_holder_while_it_measures(tmp_path):
     result = baseline(Watching(loader=lambda _path: cuda_driver.Driver(FakeLibrary())), check_mode=True, root=str(tmp_path))
     assert not result["failed"] and os.path.exists(lock_file)
     assert set(seen) == {"gpuops.hardening.gpu_baseline"}
+
+
+def test_the_copies_read_the_link_under_load_within_the_timeout_and_without_nvml_it_is_a_skip():
+    processes = FreshProcesses(loader=lambda _path: cuda_driver.Driver(FakeLibrary()))
+    result = baseline(processes, timeout=20, nvml_library="libnvml-elsewhere.so.1")
+    copies = [json.loads(argv[-1]) for argv in processes.argvs if json.loads(argv[-1])["op"] == "copy"]
+    # Only the GPU's own copy process reads the link, the NUMA ones do not.
+    assert [request.get("link") for request in copies] == [{"library": "libnvml-elsewhere.so.1", "seconds": 5.0}, None, None]
+    checks = by_id(result)
+    assert checks["baseline.gpu0.pcie_link_under_load"]["verdict"] == "SKIP"
+    assert checks["baseline.gpu0.pcie_link_under_load"]["reason"] == "libnvml-elsewhere.so.1 cannot be loaded: not on this machine"
+    assert checks["baseline.gpu1.pcie_link_under_load"]["reason"].startswith("MIG is on")
+    without_driver = by_id(baseline(FreshProcesses(), library="libcuda-not-here.so.1"))
+    assert without_driver["baseline.gpu0.pcie_link_under_load"]["reason"].startswith("libcuda-not-here.so.1 cannot be loaded")

@@ -32,6 +32,10 @@ def test_the_h200_at_idle_is_ready_and_its_generation_waits_for_load():
         "hardware.gpu0.clocks": ("PASS", "ready"),
     }  # one GPU: no fabric expected of a single H200, however its boards are built
     assert readiness(findings) == {"verdict": "ready", "reasons": []}
+    generation = next(item["check"] for item in findings if item["check"]["id"] == "hardware.gpu0.pcie_gen")
+    assert (generation["expected"], generation["actual"]) == ("Gen5 under load", "Gen5 at idle")
+    assert generation["reason"].endswith("judged only while the GPU works; playbooks/baseline.yml judges it under "
+                                         "load (its check baseline.gpu0.pcie_link_under_load)")
 
 
 def test_an_a10g_at_x8_of_x16_is_degraded():
