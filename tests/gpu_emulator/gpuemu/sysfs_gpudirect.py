@@ -15,8 +15,8 @@ Per bridge, ``config``: 4096 bytes, as root reads them (drivers/pci/pci-sysfs.c,
 header, a PCI Express capability at 0x40, then the extended capabilities from 0x100 (PCI Express Base
 Specification): Advanced Error Reporting (ID 0x0001) at 0x100, pointing on to ACS (ID 0x000D) at 0x148. The
 ACS Control register (+6) has P2P Request and Completion Redirect off (bits 2 and 3), as NVIDIA's NCCL
-troubleshooting guide asks for GPUDirect. The IDs are a Broadcom PEX890xx Gen 5 switch's (1000:c030 in the PCI
-ID Repository, pci.ids), the switch of HGX H100 boards.
+troubleshooting guide asks for GPUDirect. The IDs are a Broadcom PEX890xx Gen 5 switch's (1000:c030, "PEX890xx PCIe Gen 5
+Switch", in the PCI ID Repository's pci.ids as Debian 12's pci.ids 0.0~2023.04.11-1 ships it).
 
 Per endpoint, where the profile's ``iommu`` is ``passthrough``: an ``iommu_group`` folder whose ``type`` is
 ``identity`` (Documentation/ABI/testing/sysfs-kernel-iommu_groups). The kernel makes it a link to
