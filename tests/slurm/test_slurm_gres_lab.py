@@ -23,7 +23,6 @@ import slurm_lab
 
 CONVERGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "converge.yml")
 SITE = os.path.join(slurm_lab.REPO_ROOT, "playbooks", "site.yml")
-USER_CGROUP = "CgroupPlugin=autodetect\nConstrainDevices=no\n"
 # The slurm_2node profile: GPU k sits on NUMA node k, whose only CPU is k.
 NODE_CPUS = {0: {0}, 1: {1}}
 # What a job prints of its GPU and CPUs (_job_view reads it).
@@ -37,20 +36,6 @@ def _playbook(inventory, *extra, playbook=CONVERGE):
                           env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     return int(re.search(r"%s\s*:.*changed=(\d+)" % slurm_lab.NODE, done.stdout).group(1))
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    subprocess.run([os.path.join(slurm_lab.REPO_ROOT, "scripts", "lab", "build-slurm-image.sh")],
-                   capture_output=True, check=True)
-    inventory = str(tmp_path_factory.mktemp("slurm") / "inventory.yml")
-    slurm_lab.up(inventory)
-    subprocess.run(["docker", "exec", "-i", slurm_lab.NODE, "sh", "-c", "cat > /etc/slurm/cgroup.conf"],
-                   input=USER_CGROUP, text=True, check=True)
-    try:
-        yield inventory
-    finally:
-        slurm_lab.down()
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +58,7 @@ def test_converge_is_idempotent_and_check_mode_changes_nothing(converged):
 
 def test_user_keys_of_cgroup_conf_are_kept(converged):
     text = slurm_lab.exec_in(["cat", "/etc/slurm/cgroup.conf"]).stdout
+    # The cluster's own cgroup.conf was conftest.USER_CGROUP.
     assert text == "CgroupPlugin=autodetect\nConstrainDevices=yes\nConstrainCores=yes\n"
 
 
