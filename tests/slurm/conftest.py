@@ -41,3 +41,13 @@ def cluster(tmp_path_factory):
         yield inventory
     finally:
         slurm_lab.down()
+
+
+@pytest.fixture(scope="session")
+def converged(cluster):
+    """(inventory, the changed count of the first converge): the slurm_gres role converged once, the daemons on it."""
+    first = slurm_lab.playbook_changes(cluster)
+    # The controller reads Cores= when it starts (gres.conf(5)).
+    slurm_lab.exec_in(["systemctl", "restart", "slurmctld"])
+    slurm_lab.exec_in(["systemctl", "is-active", "slurmd"])
+    return cluster, first

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 
 import pytest
@@ -46,17 +45,14 @@ def _node():
 
 
 def _readiness(inventory, *flags):
-    """The gate task's result for the node (its JSON, from the default callback at -v)."""
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1", ANSIBLE_CALLBACK_RESULT_FORMAT="json",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(slurm_lab.REPO_ROOT, "playbooks", "collections"))
-    done = subprocess.run(["ansible-playbook", "-v", "-i", inventory, READINESS] + list(flags),
-                          cwd=slurm_lab.REPO_ROOT, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    block = done.stdout.split(GATE_TASK, 1)[1].split("\nTASK [", 1)[0].split("\nPLAY RECAP", 1)[0]
+    """The gate task's result for the node (its JSON, from the default callback at -v), and the output."""
+    output = slurm_lab.playbook_output(inventory, "-v", *flags, playbook=READINESS,
+                                       settings={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
+    block = output.split(GATE_TASK, 1)[1].split("\nTASK [", 1)[0].split("\nPLAY RECAP", 1)[0]
     found = re.search(r"^(ok|changed): \[%s\] => " % re.escape(slurm_lab.NODE), block, re.M)
     assert found, block
     result, _end = json.JSONDecoder().raw_decode(block, found.end())
-    return result, done.stdout
+    return result, output
 
 
 def _wait_idle(seconds=90):
@@ -67,13 +63,15 @@ def _wait_idle(seconds=90):
 
 
 @pytest.fixture(scope="module")
-def gate(cluster):
-    # slurm.conf was written after the node booted: both daemons start on it now, and slurmd registers the node.
-    slurm_lab.exec_in(["systemctl", "restart", "slurmctld", "slurmd"])
+def gate(converged):
+    inventory, _first = converged
+    # slurmctld drained the node when slurmd first registered without gres.conf (INVALID_REG); it has it now.
+    slurm_lab.exec_in(["scontrol", "update", "NodeName=%s" % slurm_lab.NODE, "State=RESUME"], check=False)
     _wait_idle()
-    yield cluster
+    yield inventory
     _set_faults(NO_REMAP)
     slurm_lab.exec_in(["scontrol", "update", "NodeName=%s" % slurm_lab.NODE, "State=RESUME"], check=False)
+    _wait_idle()
 
 
 def test_a_pending_remap_drains_the_node_with_our_reason_and_clearing_it_resumes(gate):

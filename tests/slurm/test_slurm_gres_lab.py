@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 
 import pytest
 
 import slurm_lab
 
-CONVERGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "converge.yml")
+CONVERGE = slurm_lab.CONVERGE
 SITE = os.path.join(slurm_lab.REPO_ROOT, "playbooks", "site.yml")
 # The slurm_2node profile: GPU k sits on NUMA node k, whose only CPU is k.
 NODE_CPUS = {0: {0}, 1: {1}}
@@ -30,21 +29,7 @@ JOB_PROBE = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/s
 
 
 def _playbook(inventory, *extra, playbook=CONVERGE):
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(slurm_lab.REPO_ROOT, "playbooks", "collections"))
-    done = subprocess.run(["ansible-playbook", "-i", inventory, playbook] + list(extra), cwd=slurm_lab.REPO_ROOT,
-                          env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    return int(re.search(r"%s\s*:.*changed=(\d+)" % slurm_lab.NODE, done.stdout).group(1))
-
-
-@pytest.fixture(scope="module")
-def converged(cluster):
-    first = _playbook(cluster)
-    # The controller reads Cores= when it starts (gres.conf(5)).
-    slurm_lab.exec_in(["systemctl", "restart", "slurmctld"])
-    slurm_lab.exec_in(["systemctl", "is-active", "slurmd"])
-    return cluster, first
+    return slurm_lab.playbook_changes(inventory, *extra, playbook=playbook)
 
 
 def test_converge_is_idempotent_and_check_mode_changes_nothing(converged):

@@ -193,4 +193,3 @@ def converge(spec, host, check_mode):
                         "before_header": "%s node %s" % (params["scheduler"], scheduler.name),
                         "after_header": "%s node %s" % (params["scheduler"], scheduler.name)})
     return result
-
