@@ -43,7 +43,7 @@ options:
     description: The node's readiness verdict (the audit's C(readiness.verdict)); null leaves the node as it is.
     type: str
   reasons:
-    description: The readiness reasons, each C(<check id>: <reason> (<verdict>)); the mark names their check ids.
+    description: "The readiness reasons, each C(<check id>: <reason> (<verdict>)); the mark names their check ids."
     type: list
     elements: str
     default: []

@@ -121,13 +121,15 @@ def down():
 
 
 def playbook_output(inventory, *extra, playbook=CONVERGE, settings=None):
-    """A playbook's output on the cluster's inventory, with more Ansible settings; it must succeed."""
+    """A playbook's output (stdout, then stderr) on the cluster's inventory, with more Ansible settings; it must
+    succeed."""
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1", **(settings or {}),
                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "playbooks", "collections"))
     done = subprocess.run(["ansible-playbook", "-i", inventory, playbook] + list(extra), cwd=REPO_ROOT,
                           env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    return done.stdout
+    # The default callback writes warnings to stderr.
+    return done.stdout + done.stderr
 
 
 def playbook_changes(inventory, *extra, playbook=CONVERGE):

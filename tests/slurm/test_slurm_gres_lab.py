@@ -16,8 +16,6 @@ import os
 import re
 import time
 
-import pytest
-
 import slurm_lab
 
 CONVERGE = slurm_lab.CONVERGE
