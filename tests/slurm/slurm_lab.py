@@ -13,6 +13,7 @@ agree with the emulated GPUs' NUMA nodes.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -25,6 +26,8 @@ import lab_node  # noqa: E402  pylint: disable=wrong-import-position
 import lab_nodes  # noqa: E402  pylint: disable=wrong-import-position
 
 IMAGE = "gpuops-lab/debian12:slurm"
+# The play that runs the slurm_gres role on the node.
+CONVERGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "converge.yml")
 PROFILE = "slurm_2node"
 NODE = os.environ.get("GPUOPS_SLURM_NODE", "slurm-node")
 
@@ -115,3 +118,20 @@ def write_slurm_conf(gres):
 
 def down():
     lab_nodes.remove([NODE])
+
+
+def playbook_output(inventory, *extra, playbook=CONVERGE, settings=None):
+    """A playbook's output (stdout, then stderr) on the cluster's inventory, with more Ansible settings; it must
+    succeed."""
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1", **(settings or {}),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "playbooks", "collections"))
+    done = subprocess.run(["ansible-playbook", "-i", inventory, playbook] + list(extra), cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    # The default callback writes warnings to stderr.
+    return done.stdout + done.stderr
+
+
+def playbook_changes(inventory, *extra, playbook=CONVERGE):
+    """The node's changed= count of a playbook run."""
+    return int(re.search(r"%s\s*:.*changed=(\d+)" % NODE, playbook_output(inventory, *extra, playbook=playbook)).group(1))

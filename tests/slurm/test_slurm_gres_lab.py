@@ -14,16 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
-
-import pytest
 
 import slurm_lab
 
-CONVERGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "converge.yml")
+CONVERGE = slurm_lab.CONVERGE
 SITE = os.path.join(slurm_lab.REPO_ROOT, "playbooks", "site.yml")
-USER_CGROUP = "CgroupPlugin=autodetect\nConstrainDevices=no\n"
 # The slurm_2node profile: GPU k sits on NUMA node k, whose only CPU is k.
 NODE_CPUS = {0: {0}, 1: {1}}
 # What a job prints of its GPU and CPUs (_job_view reads it).
@@ -31,35 +27,7 @@ JOB_PROBE = "echo CVD=$CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/s
 
 
 def _playbook(inventory, *extra, playbook=CONVERGE):
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(slurm_lab.REPO_ROOT, "playbooks", "collections"))
-    done = subprocess.run(["ansible-playbook", "-i", inventory, playbook] + list(extra), cwd=slurm_lab.REPO_ROOT,
-                          env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    return int(re.search(r"%s\s*:.*changed=(\d+)" % slurm_lab.NODE, done.stdout).group(1))
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    subprocess.run([os.path.join(slurm_lab.REPO_ROOT, "scripts", "lab", "build-slurm-image.sh")],
-                   capture_output=True, check=True)
-    inventory = str(tmp_path_factory.mktemp("slurm") / "inventory.yml")
-    slurm_lab.up(inventory)
-    subprocess.run(["docker", "exec", "-i", slurm_lab.NODE, "sh", "-c", "cat > /etc/slurm/cgroup.conf"],
-                   input=USER_CGROUP, text=True, check=True)
-    try:
-        yield inventory
-    finally:
-        slurm_lab.down()
-
-
-@pytest.fixture(scope="module")
-def converged(cluster):
-    first = _playbook(cluster)
-    # The controller reads Cores= when it starts (gres.conf(5)).
-    slurm_lab.exec_in(["systemctl", "restart", "slurmctld"])
-    slurm_lab.exec_in(["systemctl", "is-active", "slurmd"])
-    return cluster, first
+    return slurm_lab.playbook_changes(inventory, *extra, playbook=playbook)
 
 
 def test_converge_is_idempotent_and_check_mode_changes_nothing(converged):
@@ -73,6 +41,7 @@ def test_converge_is_idempotent_and_check_mode_changes_nothing(converged):
 
 def test_user_keys_of_cgroup_conf_are_kept(converged):
     text = slurm_lab.exec_in(["cat", "/etc/slurm/cgroup.conf"]).stdout
+    # The cluster's own cgroup.conf was conftest.USER_CGROUP.
     assert text == "CgroupPlugin=autodetect\nConstrainDevices=yes\nConstrainCores=yes\n"
 
 
