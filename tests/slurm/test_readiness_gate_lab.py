@@ -99,6 +99,11 @@ def test_a_pending_remap_drains_the_node_with_our_reason_and_clearing_it_resumes
 
     resumed, _output = _readiness(gate)
     assert (resumed["changed"], resumed["action"], resumed["verdict"]) == (True, "release", "ready"), resumed
+    # Resuming a drained node makes slurmctld wait for slurmd to register again: the node reads
+    # IDLE+NOT_RESPONDING until slurmd answers the ping slurmctld sends at once (slurmctld/node_mgr.c,
+    # update_node: State=RESUME on a DRAIN node calls _require_node_reg). The drain and its reason are gone now.
+    assert _node()[1] is None and "DRAIN" not in _node()[0], _node()
+    _wait_idle()
     assert _node() == ("IDLE", None)
 
 
