@@ -37,7 +37,7 @@ description:
     polls after a change always run nvidia-smi.
   - A call outside check mode in which no feature failed ends by setting the modification time of
     C(/var/lib/gpuops-hardening/last-converge) (a file of fixed content) to now; the audit's metrics report it as
-    the time of the last converge. It is bookkeeping: it does not make the call changed.
+    the time of the last converge. This bookkeeping does not make the call changed.
   - Supports check mode, diff mode and C(async), for changes that outlast an SSH or AWX idle limit (a MIG change,
     a swapoff).
 author:
