@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser molecule reliability slurm kernel bench device-check device-check-bundle build release-check clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser monitoring molecule reliability slurm kernel bench device-check device-check-bundle build release-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -45,6 +45,9 @@ ee: venv ## Build the execution environment; run site.yml and audit.yml inside i
 
 browser: venv ## Open the audit's fleet report in headless Chromium and check what it shows
 	@scripts/browser-test.sh
+
+monitoring: venv ## The audit's metrics and the alerting rules through promtool (check metrics, check rules, test rules)
+	@scripts/monitoring-test.sh
 
 molecule: venv ## Molecule default scenario on the container lab
 	@scripts/molecule-scenario.sh default

@@ -33,7 +33,8 @@ NEVER_SHIPPED = ["inventory/lab.yml", ".config/ansible-lint.yml", "tests/", "mol
                  "Makefile", "requirements.txt", "ansible.cfg", "bench/", "changelogs/fragments/"]
 ALWAYS_SHIPPED = ["README.md", "LICENSE", "CHANGELOG.rst", "changelogs/changelog.yaml", "meta/runtime.yml",
                   "meta/execution-environment.yml", "playbooks/site.yml", "playbooks/audit.yml",
-                  "inventory/example.yml"]
+                  "inventory/example.yml", "extras/monitoring/gpuops-alerts.yml",
+                  "extras/monitoring/gpuops-dashboard.json"]
 ADDED_BY_BUILD = {"MANIFEST.json", "FILES.json"}
 # ansible-galaxy turns galaxy.yml into MANIFEST.json.
 REPLACED_BY_BUILD = {"galaxy.yml"}

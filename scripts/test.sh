@@ -65,6 +65,8 @@ gate units scripts/ansible-test.sh units
 gate release-check scripts/release-check.sh
 gate ee-context python -m pytest -q -p no:cacheprovider tests/ee/test_ee_context.py
 gate browser scripts/browser-test.sh
+# The audit's metrics and the alerting rules through promtool (tests/monitoring).
+gate monitoring scripts/monitoring-test.sh
 
 gate prebuild prebuild_wait
 gate lab lab_up

@@ -53,3 +53,15 @@ def figure_text(summary, unit, scale=1.0, digits=2):
     form = "%%.%df" % digits
     median_text, min_text, max_text = [form % (summary[key] * scale) for key in ("median", "min", "max")]
     return "%s %s (min %s, max %s, %d runs)" % (median_text, unit, min_text, max_text, summary["runs"])
+
+
+def figure_median(text, unit, scale=1.0):
+    """The median figure_text wrote, divided by its scale (what the figure was in base units), or None when
+    text is not a figure in that unit ('not measured')."""
+    words = (text or "").split(" ", 2)
+    if len(words) < 2 or words[1] != unit:
+        return None
+    try:
+        return float(words[0]) / scale
+    except ValueError:
+        return None

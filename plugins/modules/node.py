@@ -35,6 +35,9 @@ description:
     say). Nothing is kept between calls. Within the call, a feature's first nvidia-smi reads may be answered by
     the same reads made earlier in the call while no command, file write or feature has changed the node since;
     polls after a change always run nvidia-smi.
+  - A call outside check mode in which no feature failed ends by setting the modification time of
+    C(/var/lib/gpuops-hardening/last-converge) (a file of fixed content) to now; the audit's metrics report it as
+    the time of the last converge. This bookkeeping does not make the call changed.
   - Supports check mode, diff mode and C(async), for changes that outlast an SSH or AWX idle limit (a MIG change,
     a swapoff).
 author:
@@ -161,6 +164,7 @@ legacy_record_removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.hardening.plugins.module_utils import converge_stamp
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import LOCK_TIMEOUT
 from ansible_collections.gpuops.hardening.plugins.module_utils.node_call import ENGINES, PlanError, checked_plan, converge_node
 from ansible_collections.gpuops.hardening.plugins.module_utils.run_lock import hold_node_lock
@@ -190,6 +194,11 @@ def main():
     hold_node_lock(module, "gpuops.hardening.node")
     result, warnings = converge_node(module, plan, keep_going=module.params["keep_going"],
                                      timings=module.params["timings"])
+    if not module.check_mode and not result["failed_features"]:
+        try:
+            converge_stamp.record(module.params["root"])
+        except OSError as error:
+            warnings.append("the time of this converge was not recorded in %s: %s" % (converge_stamp.STAMP_PATH, error))
     for warning in warnings:
         module.warn(warning)
     if not module._diff:

@@ -22,7 +22,9 @@ case "${flavour}" in
     SUITE="bookworm"
     IMAGE_REPO="gpuops-lab/debian12"
     IMAGE_TAG="lab"
-    PACKAGES="systemd,systemd-sysv,dbus,python3,python3-apt,procps,kmod,udev,numactl,sudo,util-linux,passwd,login"
+    # prometheus-node-exporter: Debian's node_exporter, which serves the audit's
+    # metrics file (molecule/default/tests/test_metrics.py starts it where needed).
+    PACKAGES="systemd,systemd-sysv,dbus,python3,python3-apt,procps,kmod,udev,numactl,sudo,util-linux,passwd,login,prometheus-node-exporter"
     IMPORT_CHANGES=(-c 'CMD ["/lib/systemd/systemd"]' -c 'ENV container=docker')
     ;;
   ee-base)
@@ -85,6 +87,8 @@ build_rootfs() {
   rm -rf "${work}/rootfs/var/lib/apt/lists/"* "${work}/rootfs/var/cache/apt/archives/"*.deb
   # Services that cannot work in a network-less container only add noise.
   ln -sf /dev/null "${work}/rootfs/etc/systemd/system/systemd-networkd-wait-online.service"
+  # node_exporter starts only where a test starts it, not on every lab node.
+  rm -f "${work}/rootfs/etc/systemd/system/multi-user.target.wants/prometheus-node-exporter.service"
   tar -C "${work}/rootfs" -cf "${rootfs_tar}.partial" .
   mv "${rootfs_tar}.partial" "${rootfs_tar}"
 }

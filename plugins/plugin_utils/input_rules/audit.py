@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """audit: CUDA versions NVIDIA's minimum-driver table knows, baseline names that are file names, and per-model
-overrides whose keys and values the hardware checks know."""
+overrides whose keys and values the hardware checks know, and a metrics folder that is an absolute path on the node."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -28,6 +28,10 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
     for name, key, value, allowed in gpu_models.override_errors(inputs.get("audit_gpu_models") or {}):
         where = "audit_gpu_models" + ('["%s"]' % name if name is not None else "") + ("." + key if key else "")
         found.append(bad(where, value, allowed))
+    metrics_dir = inputs.get("audit_metrics_dir")
+    if not isinstance(metrics_dir, str) or not metrics_dir.startswith("/"):
+        found.append(bad("audit_metrics_dir", metrics_dir, "an absolute path on the node, the folder node_exporter's "
+                         "textfile collector reads, such as /var/lib/prometheus/node-exporter"))
     return found
 
 

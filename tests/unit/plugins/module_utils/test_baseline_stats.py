@@ -10,6 +10,7 @@ import pytest
 from ansible_collections.gpuops.hardening.plugins.module_utils.baseline_stats import (
     MIB,
     bandwidths,
+    figure_median,
     figure_text,
     median,
     ratio,
@@ -61,3 +62,17 @@ def test_figure_text():
     summary = {"median": 0.4123, "min": 0.4, "max": 0.5, "runs": 5}
     assert figure_text(summary, "ms", scale=1000.0, digits=1) == "412.3 ms (min 400.0, max 500.0, 5 runs)"
     assert figure_text({"median": 24.5, "min": 24.1, "max": 24.62, "runs": 3}, "GB/s") == "24.50 GB/s (min 24.10, max 24.62, 3 runs)"
+
+
+@pytest.mark.parametrize("summary, unit, scale, digits", [
+    ({"median": 24.51, "min": 24.1, "max": 24.62, "runs": 5}, "GB/s", 1.0, 2),
+    ({"median": 0.0123, "min": 0.011, "max": 0.02, "runs": 3}, "ms", 1000.0, 1),
+])
+def test_figure_median_reads_back_what_figure_text_wrote(summary, unit, scale, digits):
+    text = figure_text(summary, unit, scale=scale, digits=digits)
+    assert figure_median(text, unit, scale=scale) == pytest.approx(summary["median"], rel=0.01)
+
+
+@pytest.mark.parametrize("text", ["not measured", "", None, "1.5x at 1 GiB", "fast GB/s (min 1, max 2, 3 runs)"])
+def test_figure_median_of_no_figure_is_none(text):
+    assert figure_median(text, "GB/s") is None

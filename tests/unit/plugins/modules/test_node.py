@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 import pytest
 
+from ansible_collections.gpuops.hardening.plugins.module_utils import converge_stamp
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import gpu_numa_facts as gpu_numa_facts_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import memlock as memlock_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig as nvidia_mig_engine
@@ -100,7 +102,12 @@ def test_the_call_leaves_the_node_as_the_modules_do_one_by_one(tmp_path):
         for feature in PLAN:
             result = run_module(MODULES[feature["engine"]], dict(feature["args"], root=str(one_by_one)))
             assert not result["failed"], result
-    assert tree(together) == tree(one_by_one)
+    # The node call alone records when it converged; the modules alone do not.
+    converged = tree(together)
+    assert converged.pop(converge_stamp.STAMP_PATH.lstrip("/"))[1] == converge_stamp.CONTENT.encode()
+    for folder in ("var/lib/gpuops-hardening", "var/lib", "var"):
+        converged.pop(folder)
+    assert converged == tree(one_by_one)
 
 
 # Each feature alone, then the whole plan: check mode on the node as it is must say what the real run then does.
@@ -144,6 +151,25 @@ def test_a_bad_plan_fails_before_any_change_naming_the_feature(node, feature, me
     assert result["msg"].startswith(message), result["msg"]
     assert result["msg"].endswith("nothing was changed")
     assert tree(node) == before
+
+
+def test_a_converge_records_its_time_and_neither_check_mode_nor_a_failure_does(node):
+    assert not converge(node, check_mode=True)["failed"]
+    assert converge_stamp.last_converged(str(node)) is None, "check mode recorded a converge"
+    (node / "proc/cmdline").write_text("root=/dev/vda transparent_hugepage=never\n")
+    failing = [PLAN[0], dict(PLAN[1], args=dict(THP, cmdline_conflict_action="fail"))]
+    assert converge(node, failing)["failed"]
+    assert converge_stamp.last_converged(str(node)) is None, "a failed call recorded a converge"
+    (node / "proc/cmdline").write_text("root=/dev/vda\n")
+    before = time.time()
+    first = converge(node)
+    assert not first["failed"] and first["changed"]
+    assert converge_stamp.last_converged(str(node)) >= before - 1
+    # Bookkeeping, not a change: a converged node stays unchanged, and its stamp moves.
+    converge_stamp.record(str(node), now=1000)
+    again = converge(node)
+    assert not again["changed"], again
+    assert converge_stamp.last_converged(str(node)) >= before - 1
 
 
 def test_the_call_removes_the_replay_record_of_1x_once(node):

@@ -289,6 +289,8 @@ def test_mps_directories_both_bad_are_not_also_reported_as_the_same():
     ({"audit_gpu_models": {"NVIDIA A10G": {"retired_pages_limit": True}}},
      ['audit_gpu_models["NVIDIA A10G"].retired_pages_limit: got true']),
     ({"audit_gpu_models": {"NVIDIA A10G": 4}}, ['audit_gpu_models["NVIDIA A10G"]: got 4; allowed: a mapping of']),
+    ({"audit_metrics_dir": "node-exporter"}, ['audit_metrics_dir: got "node-exporter"; allowed: an absolute path on the node']),
+    ({"audit_metrics_dir": ""}, ['audit_metrics_dir: got ""; allowed: an absolute path']),
 ])
 def test_audit_inputs_name_the_variable_the_value_and_what_is_allowed(given, fragments):
     message = "; ".join(_errors(given))
@@ -299,8 +301,9 @@ def test_audit_inputs_name_the_variable_the_value_and_what_is_allowed(given, fra
 def test_good_audit_inputs_pass():
     models = {"NVIDIA A10G": {"pcie_gen": 4, "pcie_width": 16, "fabric_gpus": None, "nvlinks": 0, "retired_pages_limit": 30}}
     inputs = _inputs({"audit_cuda_versions": ["11.8", "12.4", "13.0"], "audit_save_baseline": "before-thp",
-                      "audit_gpu_models": models}, "audit")
+                      "audit_gpu_models": models, "audit_metrics": "true", "audit_metrics_dir": "/srv/textfiles"}, "audit")
     assert inputs["audit_cuda_versions"] == ["11.8", "12.4", "13.0"] and inputs["audit_gpu_models"] == models
+    assert inputs["audit_metrics"] is True and inputs["audit_metrics_dir"] == "/srv/textfiles"
 
 
 @pytest.mark.parametrize("given, fragments", [
