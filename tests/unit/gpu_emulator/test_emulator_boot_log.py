@@ -44,7 +44,7 @@ def test_a_boot_forgets_every_recorded_pid(make_state):
     api.reboot(path, boot=True)
     state = api.read_state(path)
     assert state["processes"] == [] and state["holders"] == []
-    assert state["daemons"] == {"persistenced": None, "mps": []}
+    assert state["daemons"] == {"persistenced": None, "mps": [], "fabricmanager": None}
     assert state["gpus"][0]["mig"]["current"] == "Enabled"
     assert api.events(path) == [{"event": "reboot", "boot": True, "boot_count": 1}]
 
