@@ -36,6 +36,16 @@ def modelled(state):
     return bool(state.get("fabric_manager")) and nvswitch(state)
 
 
+def install(state, version=None):
+    """Record the package (the driver's version unless given). A first install puts
+    every GPU's fabric at Not Started; a version change keeps what the GPUs show."""
+    first = not state.get("fabric_manager")
+    state["fabric_manager"] = {"version": version or state["driver_version"]}
+    if first:
+        for gpu in state["gpus"]:
+            gpu["fabric"] = NOT_STARTED
+
+
 def _fault(state, gpu):
     return state.get("faults", {}).get("fabric", {}).get(str(gpu["index"]))
 
@@ -72,23 +82,26 @@ def after_reset(state, gpu):
         gpu["fabric"] = IN_PROGRESS if daemon(state) else NOT_STARTED
 
 
-def finish_training(state_path):
-    """After an nvidia-smi run: GPUs In Progress under a running daemon complete.
+def training(state):
+    """The indexes of the GPUs an nvidia-smi run may complete (read before it runs)."""
+    if not modelled(state):
+        return []
+    return [gpu["index"] for gpu in state["gpus"] if gpu.get("fabric") == IN_PROGRESS]
+
+
+def finish_training(state_path, indexes):
+    """After an nvidia-smi run: those GPUs, still In Progress under a running daemon,
+    complete. So a GPU that a reset in this very run sent back waits for the next run.
     A reader who cannot write the state (not root) leaves them as they are."""
     try:
         with state_file.editing(state_path) as live:
-            if not modelled(live) or not daemon(live):
+            if not daemon(live):
                 return
             for gpu in live["gpus"]:
-                if gpu.get("fabric") == IN_PROGRESS:
+                if gpu["index"] in indexes and gpu.get("fabric") == IN_PROGRESS:
                     gpu["fabric"] = COMPLETED
     except (OSError, ValueError):
         pass
-
-
-def training(state):
-    """Whether a run of nvidia-smi has a training step to finish (read without the lock)."""
-    return modelled(state) and any(gpu.get("fabric") == IN_PROGRESS for gpu in state["gpus"])
 
 
 def cuda_ready(state):
