@@ -185,7 +185,7 @@ def test_dgx_h100_profile(tmp_path):
     assert [g["numa_node"] for g in state["gpus"]] == [0] * 4 + [1] * 4
     assert [n["cpus"] for n in state["numa_nodes"]] == ["0-55,112-167", "56-111,168-223"]
     # An HGX H100 board: its NVLinks run through NVSwitches.
-    assert state["nvlink"] == {"links": 18, "nvswitch": True}
+    assert state["nvlink"] == {"links": 18, "nvswitch": True, "nvswitches": 4}
     compute = [n for n in state["nics"] if n["link_layer"] == "InfiniBand"]
     assert len(compute) == 8 and len(state["nics"]) == 9
     rows = [line.split("\t") for line in _topo("dgx_h100", tmp_path).splitlines() if line.startswith("GPU")]
