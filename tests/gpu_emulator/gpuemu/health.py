@@ -109,5 +109,6 @@ class Health(object):
             raise ValueError("fabric state %r is not one of %s" % (fault["state"], ", ".join(FABRIC_STATES)))
         return fabric.gpu_state(state, gpu)
 
+
 def yes_no(flag):
     return "Yes" if flag else "No"
