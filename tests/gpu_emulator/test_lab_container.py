@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""End to end in a lab container: the installed wrappers, the persistence daemon under
-systemd, MPS, and the fake sysfs bind-mounted over /sys.
+"""End to end in a lab container: the installed wrappers, the persistence daemon and
+Fabric Manager under systemd, MPS, and the fake sysfs bind-mounted over /sys.
 
 Not part of `ansible-test units` (it needs Docker and the lab image). Run it with
 
@@ -115,3 +115,26 @@ def test_mps_and_mig_in_the_container(node):
     sh(node, "cd /opt/gpuemu && python3 -m gpuemu reboot")
     assert sh(node, modes).stdout.strip() == "Enabled, Enabled"
     assert "MIG 1g.10gb" in sh(node, "nvidia-smi mig -lgip").stdout
+
+
+def test_fabric_manager_under_systemd(node):
+    """The packaged unit's shape under real systemd: a mismatched package fails the start
+    with the real log line in the journal, a matching one trains the fabric, CUDA waits
+    for it. Last in this file: it installs Fabric Manager, which gates CUDA from then on."""
+    install = "cd /opt/gpuemu && python3 -m gpuemu install --profile %s " % PROFILE
+    assert sh(node, "test -c /dev/nvidia-nvswitchctl && ls /dev | grep -c '^nvidia-nvswitch[0-9]'").stdout.strip() == "4"
+    sh(node, install + "--fabricmanager-version 535.104.05 && systemctl daemon-reload")
+    assert sh(node, "systemctl start nvidia-fabricmanager", check=False).returncode != 0
+    journal = sh(node, "journalctl -u nvidia-fabricmanager --no-pager").stdout
+    assert "interface version 535.104.05 don't match with driver version 525.60.13" in journal
+    sh(node, install + "--fabricmanager && systemctl reset-failed nvidia-fabricmanager")
+    refused = sh(node, "gpuemu-cuda-app", check=False)
+    assert refused.returncode == 1 and "cudaErrorSystemNotReady" in refused.stderr
+    sh(node, "systemctl start nvidia-fabricmanager")
+    assert sh(node, "systemctl is-active nvidia-fabricmanager").stdout.strip() == "active"
+    fabric = "nvidia-smi --query-gpu=fabric.state,fabric.status --format=csv,noheader | sort -u"
+    assert sh(node, fabric).stdout.strip() == "In Progress, N/A"
+    assert sh(node, fabric).stdout.strip() == "Completed, Success"
+    assert "CUDA context on GPU 0" in sh(node, "gpuemu-cuda-app").stdout
+    sh(node, "systemctl stop nvidia-fabricmanager")
+    assert sh(node, "gpuemu-cuda-app", check=False).returncode == 1

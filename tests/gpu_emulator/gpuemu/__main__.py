@@ -22,6 +22,10 @@ def _parser():
                          help="the nvidia-persistenced unit flavour (default: the profile's, else 'default')")
     install.add_argument("--cdi-refresh-units", action="store_true",
                          help="lay down the NVIDIA Container Toolkit's CDI refresh units (not with --omit nvidia-ctk)")
+    install.add_argument("--fabricmanager", action="store_true",
+                         help="install the Fabric Manager package (nv-fabricmanager, its unit and config)")
+    install.add_argument("--fabricmanager-version", default=None, metavar="VERSION",
+                         help="the package's version (implies --fabricmanager; default: the driver's)")
     tree = commands.add_parser("sysfs", help="write a fake sysfs tree for a profile")
     tree.add_argument("--profile", required=True)
     tree.add_argument("--out", required=True)
@@ -50,7 +54,8 @@ def main(argv):
     args = _parser().parse_args(argv)
     if args.command == "install":
         changed = installer.install(args.profile, args.root, args.state, args.omit, unit=args.persistenced_unit,
-                                    cdi_refresh_units=args.cdi_refresh_units)
+                                    cdi_refresh_units=args.cdi_refresh_units, fabric_manager=args.fabricmanager,
+                                    fabric_manager_version=args.fabricmanager_version)
         for path in changed:
             print("changed: %s" % path)
         if not changed:

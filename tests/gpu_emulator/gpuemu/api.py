@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from . import catalog, cli, runtime, state as state_file
+from . import catalog, cli, fabric, runtime, state as state_file
 
 PROFILES = catalog.profile_names()
 TOOLS = cli.TOOLS
@@ -61,6 +61,14 @@ def run(tool, argv, state_path, env=None, stdin=None, timeout=None):
     return completed.returncode, completed.stdout, completed.stderr
 
 
+def install_fabric_manager(state, version=None):
+    """Fabric Manager installed in a state dict, as install --fabricmanager does it:
+    version defaults to the driver's; the fabric of each GPU is Not Started until
+    nv-fabricmanager runs (fabric.py)."""
+    fabric.install(state, version)
+    return state
+
+
 def reboot(state_path, boot=False):
     """Apply what a host reboot does to the GPUs (see state.reboot); boot=True is a
     node boot, which also forgets every recorded daemon, holder and process."""
@@ -84,14 +92,15 @@ def add_process(state, gpu, pid, name="python3", used_memory_mib=1024, gpu_insta
 
 
 def stop_daemons(state_path, timeout=10.0):
-    """Stop the persistence and MPS control daemons and the GPU holders a state
-    records (tests' cleanup)."""
+    """Stop the persistence, Fabric Manager and MPS control daemons and the GPU
+    holders a state records (tests' cleanup)."""
     state = state_file.load(state_path)
     pids = [d["pid"] for d in state["daemons"]["mps"]]
     # Only real gpu-holder runs: a test may record any live pid as a holder.
     pids += [h["pid"] for h in state["holders"] if runtime.process_alive(h["pid"], "gpu-holder")]
-    if state["daemons"].get("persistenced"):
-        pids.append(state["daemons"]["persistenced"]["pid"])
+    for name in ("persistenced", fabric.DAEMON):
+        if state["daemons"].get(name):
+            pids.append(state["daemons"][name]["pid"])
     for pid in pids:
         if runtime.process_alive(pid):
             os.kill(pid, signal.SIGTERM)

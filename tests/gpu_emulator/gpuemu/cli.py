@@ -7,13 +7,13 @@ import importlib
 import os
 import sys
 
-from . import faults, gpu_holder, state as state_file, texts
+from . import fabric, faults, gpu_holder, state as state_file, texts
 
 # The module behind each tool. Only the one that runs is imported: every emulated call is a new
 # process, and importing all of them (the XML renderer pulls in urllib) cost more than most calls' work.
 MODULES = {"nvidia-smi": "smi", "nvidia-persistenced": "persistenced", "nvidia-cuda-mps-control": "mps",
            "cuda-app": "cuda_app", "gpu-holder": "gpu_holder", "dmesg": "kernel_log",
-           "nvidia-ctk": "ctk"}
+           "nvidia-ctk": "ctk", "nv-fabricmanager": "fabricmanager"}
 TOOLS = tuple(MODULES)
 # Installed names that differ from the tool name.
 BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
@@ -44,6 +44,8 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
         if tool == "nvidia-persistenced":
             stderr.write(texts.PERSISTENCED_FAILED)
             return 1
+        if tool == "nv-fabricmanager":
+            return 1
         state = None
     if state is not None:
         outcome = faults.check(state, tool, list(argv), path)
@@ -53,8 +55,11 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
             stderr.write(err)
             return rc
     if tool == "nvidia-smi":
+        completing = fabric.training(state) if state is not None else []
         rc, out = load("nvidia-smi").run(state, list(argv), path)
         stdout.write(out)
+        if completing:
+            fabric.finish_training(path, completing)
         return rc
     if tool == "nvidia-persistenced":
         return load("nvidia-persistenced").main(list(argv), path, stdout, stderr)
@@ -68,5 +73,7 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
         return load("dmesg").main(list(argv), state, stdout, stderr)
     if tool == "nvidia-ctk":
         return load("nvidia-ctk").main(list(argv), state, stdout, stderr, environ)
+    if tool == "nv-fabricmanager":
+        return load("nv-fabricmanager").main(list(argv), path, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)
     return 2

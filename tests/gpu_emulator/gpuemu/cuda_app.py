@@ -12,7 +12,9 @@
   run as it normally would without MPS": a compute context ("C") on its first visible
   GPU, refused with cudaErrorDevicesUnavailable on a GPU in Prohibited mode or in
   Exclusive_Process mode that already has a compute process (CUDA runtime API,
-  cudaErrorDevicesUnavailable).
+  cudaErrorDevicesUnavailable);
+* on an NVSwitch node CUDA does not initialise until Fabric Manager has trained the
+  fabric, nor after it has exited: cudaErrorSystemNotReady (fabric.cuda_ready).
 
 The one line it prints about the path it took is the emulator's own: real
 applications say nothing about MPS.
@@ -23,7 +25,7 @@ import signal
 import sys
 import time
 
-from . import mig, mps, runtime, state as state_file, texts
+from . import fabric, mig, mps, runtime, state as state_file, texts
 from .mps_commands import CLIENT_MARKER, CLIENT_MEMORY_MIB, CLIENT_NAME, QUEUED, visible_gpus
 
 USAGE = "usage: gpuemu-cuda-app [--seconds N]\n"
@@ -135,6 +137,10 @@ def main(argv, state, state_path, environ, stdout, stderr):
     if seconds is None:
         stderr.write(USAGE)
         return 2
+    if state is not None and not fabric.cuda_ready(state):
+        # cuInit fails before any device or MPS daemon is looked at.
+        stderr.write(texts.CUDA_ERROR % texts.CUDA_SYSTEM_NOT_READY)
+        return 1
     # SIGTERM ends the application cleanly, so that it leaves the process table.
     signal.signal(signal.SIGTERM, _stop)
     pipe_dir = mps.directories(environ)[0]

@@ -38,7 +38,8 @@ other GPU stays healthy:
                                              active clock event (throttle) reasons, by the
                                              element name after "clocks_event_reason_"
     fabric        {"<gpu index>": {"state": "In Progress", "status": "N/A"}}
-                                             NVSwitch Hopper GPUs; state one of health.FABRIC_STATES
+                                             NVSwitch Hopper GPUs; state one of health.FABRIC_STATES;
+                                             overrides what Fabric Manager made of the GPU (fabric.py)
     nvlink_down   {"<gpu index>": [link, ...]}  nvlink -s prints "<inactive>" for those links
     xid           [{"gpu": 0, "xid": 79, "message": "GPU has fallen off the bus.", "time": 5107.6,
                     "pid": 4242, "name": "python3"}]  (pid and name optional)

@@ -5,6 +5,8 @@
 retired pages, remapped rows, clock event reasons and fabric state. Healthy values
 come from the model; the state's faults (faults.py) change them per GPU."""
 
+from . import fabric
+
 # Row remapping replaced page retirement from Ampere on (NVML API reference,
 # nvmlDeviceGetRemappedRows: "Ampere or newer"); the Ampere, Ada and Hopper captures
 # report retired_pages as N/A, the Pascal ones (P100, P2000) report page counts.
@@ -24,8 +26,7 @@ CLOCK_REASONS = (
     ("display_clocks_setting", 0x100),
 )
 
-# nvmlGpuFabricState_t as nvidia-smi words it (NVML API reference, nvmlGpuFabricInfo_t).
-FABRIC_STATES = ("Not Supported", "Not Started", "In Progress", "Completed")
+FABRIC_STATES = fabric.STATES
 
 ECC_COUNTERS = ("sram_correctable", "sram_uncorrectable", "dram_correctable", "dram_uncorrectable")
 
@@ -78,7 +79,7 @@ class Health(object):
         active = set(_fault(state, "clock_reasons", gpu) or ()) | ({"gpu_idle"} if idle else set())
         self.clock_reasons = [(name, name in active) for name, _bit in CLOCK_REASONS]
         self.clock_mask = sum(bit for name, bit in CLOCK_REASONS if name in active)
-        self.fabric = self._fabric(state, model, _fault(state, "fabric", gpu))
+        self.fabric = self._fabric(state, gpu, model, _fault(state, "fabric", gpu))
 
     def _ecc(self, fault):
         if not self.ecc_on:
@@ -98,20 +99,15 @@ class Health(object):
                 "pending": bool(fault.get("pending", False)), "failure": bool(fault.get("failure", False))}
 
     @staticmethod
-    def _fabric(state, model, fault):
+    def _fabric(state, gpu, model, fault):
         # Fabric state is a Hopper-and-later probe (NVML nvmlDeviceGetGpuFabricInfo) that
         # only an NVSwitch system completes; the H800 NVSwitch node (R525) shows
         # Completed / Success, the PCIe and pre-Hopper captures N/A.
-        nvswitch = bool((state.get("nvlink") or {}).get("nvswitch"))
-        if model["architecture"] != "Hopper" or not nvswitch:
+        if model["architecture"] != "Hopper" or not fabric.nvswitch(state):
             return None
-        if fault:
-            fault_state = fault["state"]
-            if fault_state not in FABRIC_STATES:
-                raise ValueError("fabric state %r is not one of %s" % (fault_state, ", ".join(FABRIC_STATES)))
-            # The probe's status is only meaningful once it has completed.
-            return fault_state, fault.get("status", "Success" if fault_state == "Completed" else "N/A")
-        return "Completed", "Success"
+        if fault and fault["state"] not in FABRIC_STATES:
+            raise ValueError("fabric state %r is not one of %s" % (fault["state"], ", ".join(FABRIC_STATES)))
+        return fabric.gpu_state(state, gpu)
 
 
 def yes_no(flag):

@@ -2,20 +2,28 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Installs the emulated tools into a node (or under --root): wrapper executables,
-the state file, /dev/nvidia* nodes, /proc/driver/nvidia-caps/mig-minors (where /proc
-takes files), an nvidia-persistenced unit of one of the flavours in units.py and, when
-asked, the NVIDIA Container Toolkit's CDI refresh units (ctk_units.py). Re-running changes
-nothing and never resets an existing state."""
+the state file, /dev/nvidia* nodes (with the NVSwitch ones), /proc/driver/nvidia-caps/mig-minors
+(where /proc takes files), an nvidia-persistenced unit of one of the flavours in units.py,
+when asked the Fabric Manager package (fabricmanager_package.py) and the NVIDIA Container
+Toolkit's CDI refresh units (ctk_units.py). Re-running changes nothing and never resets an
+existing state."""
 
 import os
 import stat
 import sys
 
-from . import catalog, cli, ctk_units, nvidia_caps, service_units, state as state_file, units
+from . import catalog, cli, ctk_units, fabric, fabricmanager_package, nvidia_caps, service_units, state as state_file, units
 
 BIN_DIR = "usr/bin"
 NVIDIA_MAJOR = 195
 CTL_MINOR = 255
+# The NVSwitch driver's nodes (NVIDIA/nvidia-modprobe modprobe-utils/nvidia-modprobe-utils.h:
+# /dev/nvidia-nvswitchctl at minor 255, /dev/nvidia-nvswitch%d). Their major is allocated
+# when the module loads (nvidia-modprobe reads it from /proc/devices), so any free one does.
+NVSWITCH_MAJOR = 240
+NVSWITCH_CTL = "dev/nvidia-nvswitchctl"
+NVSWITCH_DEVICE = "dev/nvidia-nvswitch%d"
+FABRIC_MANAGER_TOOL = "nv-fabricmanager"
 
 WRAPPER = """#!{python}
 # {tool}: gpuemu's emulation of an NVIDIA tool or a CUDA application, for tests and the lab only.
@@ -49,12 +57,12 @@ def _write_if_changed(path, content, mode):
     return True
 
 
-def _device_node(path, minor):
+def _device_node(path, minor, major=NVIDIA_MAJOR):
     if os.path.exists(path):
         return False
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(NVIDIA_MAJOR, minor))
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
     except (OSError, AttributeError):
         # No CAP_MKNOD (or an unprivileged build): a plain file still marks the device.
         with open(path, "w", encoding="utf-8"):
@@ -64,16 +72,16 @@ def _device_node(path, minor):
 
 
 def device_nodes(root, state):
-    """/dev/nvidiactl and /dev/nvidiaN for the state's GPUs, as the driver creates them when it
-    loads; returns the paths made. A container's /dev is new at each start, so a boot makes them again."""
-    made = []
-    if _device_node(_under(root, "dev/nvidiactl"), CTL_MINOR):
-        made.append(_under(root, "dev/nvidiactl"))
-    for gpu in state["gpus"]:
-        path = _under(root, "dev/nvidia%d" % gpu["minor_number"])
-        if _device_node(path, gpu["minor_number"]):
-            made.append(path)
-    return made
+    """/dev/nvidiactl and /dev/nvidiaN for the state's GPUs, and on an NVSwitch board
+    /dev/nvidia-nvswitchctl and /dev/nvidia-nvswitchN for its switches, as the drivers
+    create them when they load; returns the paths made. A container's /dev is new at
+    each start, so a boot makes them again."""
+    wanted = [("dev/nvidiactl", CTL_MINOR, NVIDIA_MAJOR)]
+    wanted += [("dev/nvidia%d" % gpu["minor_number"], gpu["minor_number"], NVIDIA_MAJOR) for gpu in state["gpus"]]
+    if fabric.nvswitch(state):
+        wanted.append((NVSWITCH_CTL, CTL_MINOR, NVSWITCH_MAJOR))
+        wanted += [(NVSWITCH_DEVICE % n, n, NVSWITCH_MAJOR) for n in range(state["nvlink"].get("nvswitches", 0))]
+    return [_under(root, path) for path, minor, major in wanted if _device_node(_under(root, path), minor, major)]
 
 
 def mig_minors(root):
@@ -158,11 +166,27 @@ def _cdi_refresh_units(root, omit, wanted):
     return changed
 
 
+def _fabric_manager(full_state, version):
+    """Record the package in the state (fabric.install); returns the paths changed."""
+    with state_file.editing(full_state) as state:
+        before = state.get("fabric_manager")
+        fabric.install(state, version)
+        changed = state["fabric_manager"] != before
+    return [full_state] if changed else []
+
+
+def _fabric_manager_files(root):
+    return [_under(root, path) for path, text in sorted(fabricmanager_package.FILES.items())
+            if _write_if_changed(_under(root, path), text, 0o644)]
+
+
 def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), python=None, unit=None,
-            cdi_refresh_units=False):
+            cdi_refresh_units=False, fabric_manager=False, fabric_manager_version=None):
     """Returns the list of paths changed. unit picks the nvidia-persistenced unit
     flavour (units.FLAVOURS); without it, the profile's persistenced_unit or "default".
-    cdi_refresh_units lays down the NVIDIA Container Toolkit's CDI refresh units."""
+    cdi_refresh_units lays down the NVIDIA Container Toolkit's CDI refresh units.
+    fabric_manager (or a fabric_manager_version) installs the Fabric Manager package at
+    that version, else the driver's; once installed, re-runs keep it."""
     flavour = unit or catalog.load_profile(profile).get("persistenced_unit") or "default"
     if flavour not in units.FLAVOURS:
         raise ValueError("unknown unit flavour %r; known: %s" % (flavour, ", ".join(units.FLAVOURS)))
@@ -172,13 +196,15 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
     if not os.path.exists(full_state):
         state_file.write(state_file.new(profile), full_state)
         changed.append(full_state)
+    if fabric_manager or fabric_manager_version:
+        changed += [path for path in _fabric_manager(full_state, fabric_manager_version) if path not in changed]
     state = state_file.load(full_state)
     state_default = ""
     if state_path != state_file.DEFAULT_PATH:
         state_default = "os.environ.setdefault(%r, %r)\n" % (state_file.ENV_VAR, state_path)
     for tool in cli.TOOLS:
         path = _under(root, os.path.join(cli.BIN_DIRS.get(tool, BIN_DIR), cli.BINARIES.get(tool, tool)))
-        if tool in omit:
+        if tool in omit or (tool == FABRIC_MANAGER_TOOL and not state.get("fabric_manager")):
             if os.path.exists(path):
                 os.unlink(path)
                 changed.append(path)
@@ -190,6 +216,8 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
     changed += device_nodes(root, state)
     changed += mig_minors(root)
     changed += _persistenced_unit(root, flavour)
+    if state.get("fabric_manager"):
+        changed += _fabric_manager_files(root)
     changed += _service_units(root, python or sys.executable, package_parent, state_path)
     changed += _cdi_refresh_units(root, omit, cdi_refresh_units)
     return changed

@@ -6,7 +6,7 @@
 Each returns (rc, stdout) and edits the state in place; the caller saves it.
 """
 
-from . import faults, mig, pci, runtime, state as state_file, texts
+from . import fabric, faults, mig, pci, runtime, state as state_file, texts
 
 COMPUTE_MODES = {
     "0": "Default", "DEFAULT": "Default",
@@ -116,6 +116,7 @@ def reset(state, gpus):
     out = []
     for gpu in gpus:
         state_file.reset_gpu(gpu)
+        fabric.after_reset(state, gpu)
         state_file.record(state, "reset", gpu=gpu["index"])
         out.append("GPU %s was successfully reset.\n" % _bus_id(gpu))
     return texts.RC_OK, "".join(out)

@@ -31,6 +31,10 @@ def empty_faults():
             "persistenced_socket": None, "nvidia_drm": None}
 
 
+def empty_daemons():
+    return {"persistenced": None, "mps": [], "fabricmanager": None}
+
+
 def new(profile_name):
     """A fresh state for a profile (name or JSON path): power-on defaults."""
     profile = catalog.load_profile(profile_name)
@@ -58,6 +62,7 @@ def new(profile_name):
             "mig_uuid_format": profile.get("mig_uuid_format", "modern"),
             "mig_mode_apply": profile.get("mig_mode_apply", "reset"),
             "persistenced_run_dir": "/var/run/nvidia-persistenced",
+            "fabricmanager_run_dir": "/var/run/nvidia-fabricmanager",
         },
         "cpus_possible": profile["cpus_possible"],
         "numa_nodes": copy.deepcopy(profile["numa_nodes"]),
@@ -68,8 +73,10 @@ def new(profile_name):
         "iommu": profile.get("iommu", "off"),
         "gpus": gpus,
         "processes": [],
-        "daemons": {"persistenced": None, "mps": []},
+        "daemons": empty_daemons(),
         "holders": [],
+        # {"version": ...} once Fabric Manager is installed (fabric.py); null: not modelled.
+        "fabric_manager": None,
         "faults": empty_faults(),
         "boot_count": 0,
         "log": [],
@@ -81,8 +88,11 @@ def load(path):
         state = json.load(handle)
     # Hand-written states may leave out whole sections.
     state.setdefault("processes", [])
-    state.setdefault("daemons", {}).setdefault("persistenced", None)
-    state["daemons"].setdefault("mps", [])
+    state.setdefault("daemons", {})
+    for key, value in empty_daemons().items():
+        state["daemons"].setdefault(key, value)
+    state.setdefault("fabric_manager", None)
+    state.setdefault("settings", {}).setdefault("fabricmanager_run_dir", "/var/run/nvidia-fabricmanager")
     state.setdefault("holders", [])
     state.setdefault("log", [])
     faults = state.setdefault("faults", {})
@@ -138,16 +148,19 @@ def reboot(state, boot=False):
     """What a host reboot does to the GPUs: pending MIG modes take effect, and all
     volatile settings (MIG instances, legacy persistence, compute mode, processes)
     are gone. Daemons are services of the node and keep running; the persistence
-    daemon re-applies its start-up mode. boot=True is a node boot: pids are not valid
-    across it (a restarted container reuses them), so every recorded daemon and
-    holder is gone too."""
+    daemon re-applies its start-up mode, and every GPU leaves the NVSwitch fabric
+    (fabric.after_reset). boot=True is a node boot: pids are not valid across it (a
+    restarted container reuses them), so every recorded daemon and holder is gone too."""
     state["boot_count"] = state.get("boot_count", 0) + 1
     state["processes"] = []
     if boot:
-        state["daemons"] = {"persistenced": None, "mps": []}
+        state["daemons"] = empty_daemons()
         state["holders"] = []
+    # Imported here: fabric edits states through this module.
+    from . import fabric  # pylint: disable=import-outside-toplevel
     for gpu in state["gpus"]:
         reset_gpu(gpu)
+        fabric.after_reset(state, gpu)
         gpu["persistence_legacy"] = False
         gpu["compute_mode"] = "Default"
     daemon = state["daemons"].get("persistenced")

@@ -100,4 +100,20 @@ MPS_MULTIUSER_NOT_SUPPORTED = "The MPS multi-user server is not supported on GPU
 # is an assumption. The line around them is the emulator's own.
 CUDA_DEVICES_UNAVAILABLE = (46, "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable")
 CUDA_NO_DEVICE = (100, "cudaErrorNoDevice", "no CUDA-capable device is detected")
+# Code, name and text as CUDA's bandwidthTest sample prints them on an NVSwitch node
+# without Fabric Manager (pytorch/pytorch #35710: "code=802(cudaErrorSystemNotReady)",
+# "system not yet initialized").
+CUDA_SYSTEM_NOT_READY = (802, "cudaErrorSystemNotReady", "system not yet initialized")
 CUDA_ERROR = "gpuemu-cuda-app: CUDA error %d (%s): %s\n"
+
+# nv-fabricmanager. --version: "Fabric Manager version is : 535.161.08" (leptonai/gpud's
+# parser test of the real output). The version check's log line, as journald shows it
+# (NVIDIA/gpu-operator #544, siderolabs/pkgs #720, NVIDIA/nvtrust #55): first the
+# package's own version, then the loaded driver's. Without NVSwitches (two RTX 4090,
+# data-infra/cube-studio #29) the NVSwitch query fails with the warning below. Both
+# end the start with exit status 1 ("status=1/FAILURE" in those journals).
+FM_VERSION = "Fabric Manager version is : %s\n"
+FM_VERSION_MISMATCH = ("fabric manager NVIDIA GPU driver interface version %s don't match with driver version %s. "
+                       "Please update with matching NVIDIA driver package.\n")
+FM_NO_NVSWITCH = ("request to query NVSwitch device information from NVSwitch driver failed with "
+                  "error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n")

@@ -21,8 +21,9 @@ def make_state(tmp_path):
 
     def _make(profile, edit=None, name="state.json"):
         state = api.new_state(profile) if isinstance(profile, str) else profile
-        # Keep the persistence daemon's pid file and socket inside the test's folder.
+        # Keep the daemons' pid files and sockets inside the test's folder.
         state["settings"]["persistenced_run_dir"] = str(tmp_path / "run-persistenced")
+        state["settings"]["fabricmanager_run_dir"] = str(tmp_path / "run-fabricmanager")
         if edit:
             edit(state)
         path = str(tmp_path / name)

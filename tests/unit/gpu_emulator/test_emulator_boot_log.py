@@ -44,7 +44,7 @@ def test_a_boot_forgets_every_recorded_pid(make_state):
     api.reboot(path, boot=True)
     state = api.read_state(path)
     assert state["processes"] == [] and state["holders"] == []
-    assert state["daemons"] == {"persistenced": None, "mps": []}
+    assert state["daemons"] == {"persistenced": None, "mps": [], "fabricmanager": None}
     assert state["gpus"][0]["mig"]["current"] == "Enabled"
     assert api.events(path) == [{"event": "reboot", "boot": True, "boot_count": 1}]
 
@@ -69,7 +69,9 @@ def test_a_boot_with_a_root_makes_the_device_nodes_again(make_state, tmp_path):
     assert not (root / "dev").exists(), "a plain reboot is no boot: /dev stays as it is"
     subprocess.run(["python3", "-m", "gpuemu", "reboot", "--boot", "--state", path, "--root", str(root)], env=env,
                    check=True, cwd=str(tmp_path))
-    assert sorted(os.listdir(str(root / "dev"))) == sorted(["nvidiactl"] + ["nvidia%d" % n for n in range(8)])
+    # HGX A100: six NVSwitches, and the NVSwitch driver's control node.
+    switches = ["nvidia-nvswitchctl"] + ["nvidia-nvswitch%d" % n for n in range(6)]
+    assert sorted(os.listdir(str(root / "dev"))) == sorted(["nvidiactl"] + ["nvidia%d" % n for n in range(8)] + switches)
 
 
 def test_the_log_of_a_short_sequence(make_state, smi):

@@ -62,8 +62,8 @@ def test_installed_wrapper_runs_the_emulator(tmp_path):
 
 def test_install_is_idempotent_and_keeps_state(tmp_path):
     root = str(tmp_path / "node")
-    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 7 + 1 + 9 + 1 + 1 + 4 + 2
-    # wrappers (the dmesg shim and nvidia-ctk among them), state, device nodes, mig-minors, persistenced unit,
+    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 7 + 1 + 9 + 5 + 1 + 1 + 4 + 2
+    # wrappers (the dmesg shim and nvidia-ctk among them), state, GPU and NVSwitch device nodes, mig-minors, persistenced unit,
     # 3 client units and the boot unit, boot wrapper and link
     state_path = os.path.join(root, "var", "lib", "gpuemu", "state.json")
     state = api.read_state(state_path)
@@ -185,7 +185,7 @@ def test_dgx_h100_profile(tmp_path):
     assert [g["numa_node"] for g in state["gpus"]] == [0] * 4 + [1] * 4
     assert [n["cpus"] for n in state["numa_nodes"]] == ["0-55,112-167", "56-111,168-223"]
     # An HGX H100 board: its NVLinks run through NVSwitches.
-    assert state["nvlink"] == {"links": 18, "nvswitch": True}
+    assert state["nvlink"] == {"links": 18, "nvswitch": True, "nvswitches": 4}
     compute = [n for n in state["nics"] if n["link_layer"] == "InfiniBand"]
     assert len(compute) == 8 and len(state["nics"]) == 9
     rows = [line.split("\t") for line in _topo("dgx_h100", tmp_path).splitlines() if line.startswith("GPU")]
