@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: audit_metrics
 short_description: Write a node's audit results as node_exporter textfile metrics
-version_added: "2.1.0"
+version_added: "2.0.0"
 description:
   - Renders the node's audit document (the C(gpuops_audit) fact M(gpuops.hardening.audit_node) sets) in Prometheus'
     text format and writes it, mode 0644, as C(gpuops_hardening.prom) in O(directory), the folder node_exporter's
