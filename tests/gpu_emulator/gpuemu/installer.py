@@ -24,6 +24,7 @@ NVSWITCH_MAJOR = 240
 NVSWITCH_CTL = "dev/nvidia-nvswitchctl"
 NVSWITCH_DEVICE = "dev/nvidia-nvswitch%d"
 FABRIC_MANAGER_TOOL = "nv-fabricmanager"
+CDI_HOOK_TOOL = "nvidia-cdi-hook"
 # NVIDIA/nvidia-modprobe modprobe-utils/nvidia-modprobe-utils.h and nvidia-modprobe-utils.c:
 # /dev/nvidia-modeset is the nvidia major's minor 254; /dev/nvidia-uvm and
 # /dev/nvidia-uvm-tools are minors 0 and 1 of the nvidia-uvm module's major, and
@@ -236,7 +237,9 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
         state_default = "os.environ.setdefault(%r, %r)\n" % (state_file.ENV_VAR, state_path)
     for tool in cli.TOOLS:
         path = _under(root, os.path.join(cli.BIN_DIRS.get(tool, BIN_DIR), cli.BINARIES.get(tool, tool)))
-        if tool in omit or (tool == FABRIC_MANAGER_TOOL and not state.get("fabric_manager")):
+        # nvidia-cdi-hook comes in the same package as nvidia-ctk (nvidia-container-toolkit-base).
+        left_out = tool in omit or (tool == CDI_HOOK_TOOL and "nvidia-ctk" in omit)
+        if left_out or (tool == FABRIC_MANAGER_TOOL and not state.get("fabric_manager")):
             if os.path.exists(path):
                 os.unlink(path)
                 changed.append(path)
