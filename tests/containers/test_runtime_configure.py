@@ -28,7 +28,9 @@ def test_containerd_config_dump_shows_the_nvidia_runtime(restore_engine_configs)
     container_lab.sh("systemctl restart containerd")
     dump = container_lab.sh("containerd config dump").stdout
     assert '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]' in dump
-    assert 'BinaryName = "nvidia-container-runtime"' in dump
+    # The drop-in's runtime, its binary as the tool writes it for containerd.
+    assert 'BinaryName = "/usr/bin/nvidia-container-runtime"' in dump
+    assert '"/etc/containerd/conf.d/99-nvidia.toml"' in dump
 
 
 def test_each_engine_starts_a_test_container(node):  # pylint: disable=unused-argument
