@@ -14,11 +14,7 @@ PACKAGES="docker.io containerd runc podman crun busybox-static iptables"
 require_root "Building the container lab image"
 base_rootfs="$("$(dirname "$0")/build-image.sh" lab --rootfs-only)"
 key="$({ cat "$0" "$(dirname "$0")/chroot-install.sh"; basename "${base_rootfs}"; } | sha256sum | cut -c1-16)"
-if docker image inspect "${IMAGE_REPO}:containers-${key}" >/dev/null 2>&1; then
-  log "Image ${IMAGE_REPO}:containers-${key} present"
-  docker tag "${IMAGE_REPO}:containers-${key}" "${IMAGE_REPO}:containers"
-  exit 0
-fi
+use_cached_image "${IMAGE_REPO}" containers "${key}" && exit 0
 
 mkdir -p "${CACHE_DIR}"
 work="$(mktemp -d "${CACHE_DIR}/containers-build.XXXXXX")"

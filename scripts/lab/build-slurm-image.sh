@@ -15,11 +15,7 @@ require_root "Building the Slurm lab image"
 docker image inspect "${BASE_IMAGE}" >/dev/null 2>&1 || "$(dirname "$0")/build-image.sh" lab
 base_id="$(docker image inspect -f '{{.Id}}' "${BASE_IMAGE}")"
 key="$({ cat "$0" "$(dirname "$0")/chroot-install.sh"; printf '%s\n' "${base_id}"; } | sha256sum | cut -c1-16)"
-if docker image inspect "${IMAGE_REPO}:slurm-${key}" >/dev/null 2>&1; then
-  log "Image ${IMAGE_REPO}:slurm-${key} present"
-  docker tag "${IMAGE_REPO}:slurm-${key}" "${IMAGE_REPO}:slurm"
-  exit 0
-fi
+use_cached_image "${IMAGE_REPO}" slurm "${key}" && exit 0
 
 mkdir -p "${CACHE_DIR}"
 work="$(mktemp -d "${CACHE_DIR}/slurm-build.XXXXXX")"

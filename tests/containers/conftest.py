@@ -11,9 +11,6 @@ restore_engine_configs)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 import container_lab
@@ -22,12 +19,7 @@ ENGINE_CONFIGS = ("/etc/docker/daemon.json", "/etc/containerd/config.toml", "/et
 
 
 def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argument
-    if shutil.which("docker"):
-        return
-    if os.environ.get("CI"):
-        raise pytest.UsageError("the container data path's proofs need docker; run `make lab` first")
-    for item in items:
-        item.add_marker(pytest.mark.skip(reason="docker is not installed"))
+    container_lab.lab_node.require_docker(items, "the container data path's proofs")
 
 
 @pytest.fixture(scope="session")
