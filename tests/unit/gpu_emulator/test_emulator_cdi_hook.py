@@ -10,6 +10,7 @@ import json
 import os
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.test_emulator_install_sysfs import gpuemu
 
 
 def bundle(tmp_path, root_path="rootfs"):
@@ -53,3 +54,12 @@ def test_the_other_hooks_have_nothing_to_do_in_a_plain_container(make_state, tmp
     assert hook(make_state, state, "enable-cuda-compat", "--host-driver-version=550.127.05") == (0, "", "")
     assert hook(make_state, state, "disable-device-node-modification") == (0, "", "")
     assert hook(make_state, state, "no-such-hook")[0] == 3
+
+
+def test_the_hook_comes_and_goes_with_nvidia_ctk(tmp_path):
+    root = str(tmp_path / "node")
+    hook_path = os.path.join(root, "usr", "bin", "nvidia-cdi-hook")
+    assert gpuemu("install", "--profile", "l40s_4x", "--root", root).returncode == 0
+    assert os.access(hook_path, os.X_OK)
+    assert gpuemu("install", "--profile", "l40s_4x", "--root", root, "--omit", "nvidia-ctk").returncode == 0
+    assert not os.path.exists(hook_path)
