@@ -50,8 +50,10 @@ TEST_ROOTFS_SCRIPT = r"""
 set -eu
 root=$(mktemp -d)
 mkdir -p "$root/bin" "$root/usr/bin" "$root/usr/lib" "$root/opt" "$root/tmp" "$root/dev" "$root/proc" "$root/sys"
-cp /bin/busybox "$root/bin/busybox"
-for tool in sh ls cat echo stat test find grep; do ln -s busybox "$root/bin/$tool"; done
+cp /bin/busybox "$root/usr/bin/busybox"
+# Every applet (sh, sleep, dd, ...) in /bin as a link to the running busybox's own path,
+# /usr/bin/busybox (Debian 12's /bin is a link to /usr/bin), where the image has it too.
+/bin/busybox --install -s "$root/bin"
 cp /usr/bin/python3.11 "$root/usr/bin/python3.11"
 ln -s python3.11 "$root/usr/bin/python3"
 for lib in $(ldd /usr/bin/python3.11 | grep -o '/[^ ]*'); do
