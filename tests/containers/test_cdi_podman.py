@@ -39,6 +39,8 @@ def test_a_whole_gpu_by_index(spec):  # pylint: disable=unused-argument
     gpu = host_gpus()[3]
     nodes, caps = (in_podman("3", LIST_NODES).splitlines() + ["", ""])[:2]
     assert nodes.split() == ["nvidia3"] and caps.strip() == ""
+    # The spec's major and minor, read from the node's /dev/nvidia3 (195, 3).
+    assert in_podman("3", "stat -c %t:%T /dev/nvidia3 /dev/nvidiactl") == "c3:3\nc3:ff\n"
     # NVML numbers what the container can reach from 0.
     assert in_podman("3", "nvidia-smi -L") == "GPU 0: %s (UUID: %s)\n" % (gpu["model"], gpu["uuid"])
 
