@@ -2,12 +2,14 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What nvidia-smi sees where only some of the driver's device nodes are present, as in a
-container: the GPUs whose /dev/nvidia<minor> is there, and of a MIG-enabled GPU the MIG
-devices whose two capability nodes (GPU instance access, compute instance access) are there.
+container: the GPUs whose /dev/nvidia<minor> is there, and of a MIG-enabled GPU, for a
+process without CAP_SYS_ADMIN, the MIG devices whose two capability nodes (GPU instance
+access, compute instance access) are there.
 
 Sources: NVIDIA Multi-Instance GPU User Guide, "Device Nodes and Capabilities" (access to a
 MIG device is granted by its /dev/nvidia-caps/nvidia-cap<minor> nodes, whose minors
-/proc/driver/nvidia-caps/mig-minors lists, and a container holds only the nodes it is given);
+/proc/driver/nvidia-caps/mig-minors lists, and a container holds only the nodes it is given;
+root with CAP_SYS_ADMIN has every capability implicitly, so it sees every MIG device);
 the NVIDIA Container Toolkit's CDI specs (pkg/nvcdi at v1.19.1: a GPU's device is its
 /dev/nvidia<minor>, a MIG device's its parent's node and those two capability nodes). NVML
 numbers the devices it can reach from 0, so a container given only /dev/nvidia3 lists it as
@@ -28,6 +30,7 @@ from . import mig, nvidia_caps
 ENV_VAR = "GPUEMU_DEV_ROOT"
 CAP_NODE = "nvidia-caps/nvidia-cap%d"
 CAP_NODE_PATH = "dev/" + CAP_NODE
+CAP_SYS_ADMIN = 21
 
 
 def dev_root(state, environ=None):
@@ -55,6 +58,18 @@ def _minors():
     if not _MINORS:
         _MINORS.update(nvidia_caps.mig_minor_lines())
     return _MINORS
+
+
+def has_sys_admin(status_path="/proc/self/status"):
+    """CAP_SYS_ADMIN (capability 21) is in this process's effective set."""
+    try:
+        with open(status_path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) & (1 << CAP_SYS_ADMIN))
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def _present(dev, name):
@@ -104,7 +119,8 @@ def visible_state(state, dev=None):
     if not driver_loaded(dev):
         return state
     gpus = [gpu for gpu in state["gpus"] if _present(dev, "nvidia%d" % gpu["minor_number"])]
-    instances = dict((gpu["uuid"], _visible_instances(dev, gpu)) for gpu in gpus if mig.enabled(gpu))
+    all_caps = has_sys_admin()
+    instances = dict((gpu["uuid"], None if all_caps else _visible_instances(dev, gpu)) for gpu in gpus if mig.enabled(gpu))
     if len(gpus) == len(state["gpus"]) and all(value is None for value in instances.values()):
         return state
     view = copy.deepcopy(state)

@@ -10,6 +10,10 @@ emulated driver's nodes (a test host), nothing changes."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+
+import pytest
 
 from ansible_collections.gpuops.hardening.tests.unit.gpu_emulator.test_emulator_container_nodes import (
     install, make_mig_device)
@@ -27,10 +31,13 @@ def container_dev(tmp_path, names):
     return {"GPUEMU_DEV_ROOT": str(dev)}
 
 
-def listing(state, env, *argv):
-    rc, out, err = api.run("nvidia-smi", list(argv) or ["-L"], state, env=env)
-    assert rc == 0, err
-    return out
+def listing(state, env, *argv, sys_admin=True):
+    """nvidia-smi's output; without sys_admin, run as a container's root is: no CAP_SYS_ADMIN (setpriv)."""
+    prefix = [] if sys_admin else ["setpriv", "--bounding-set", "-sys_admin"]
+    done = subprocess.run(prefix + api.command("nvidia-smi", list(argv) or ["-L"]), env=api.environment(state, env),
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_with_every_node_the_host_sees_every_gpu(tmp_path):
@@ -49,6 +56,8 @@ def test_a_container_given_one_gpu_sees_it_as_gpu_0(tmp_path):
     assert xml.count("<gpu id=") == 1 and "<attached_gpus>1</attached_gpus>" in xml and uuid in xml
 
 
+@pytest.mark.skipif(shutil.which("setpriv") is None or not visibility.has_sys_admin(),
+                    reason="needs setpriv and CAP_SYS_ADMIN to drop")
 def test_a_container_given_one_mig_device_sees_only_it(tmp_path):
     root, state = install(tmp_path)
     make_mig_device(root, state)
@@ -59,8 +68,11 @@ def test_a_container_given_one_mig_device_sees_only_it(tmp_path):
     gpu = api.read_state(state)["gpus"][0]
     second = sorted(gpu["gpu_instances"], key=lambda i: i["id"])[1]
     caps = ["nvidia-caps/nvidia-cap%d" % minor for minor in visibility.cap_minors(gpu, second, second["compute_instances"][0])]
-    seen = listing(state, container_dev(tmp_path, ["nvidia0"] + caps)).splitlines()
+    given = container_dev(tmp_path, ["nvidia0"] + caps)
+    seen = listing(state, given, sys_admin=False).splitlines()
     assert seen[0].startswith("GPU 0: NVIDIA A100-SXM4-80GB")
     assert seen[1:] == [mig_lines[1].replace("Device  1:", "Device  0:")]
     # The GPU alone, without its capability nodes: no MIG device.
-    assert len(listing(state, container_dev(tmp_path / "bare", ["nvidia0"])).splitlines()) == 1
+    assert len(listing(state, container_dev(tmp_path / "bare", ["nvidia0"]), sys_admin=False).splitlines()) == 1
+    # Root with CAP_SYS_ADMIN holds every capability (MIG user guide): GPU 0 and both its MIG devices.
+    assert listing(state, given).splitlines() == host.splitlines()[:3]
