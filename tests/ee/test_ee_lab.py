@@ -24,7 +24,7 @@ import subprocess
 
 import pytest
 
-from ee_lab import HOST, LAB_INVENTORY, SETTINGS, host_playbook, prepared_node, recap, succeeded
+from ee_lab import HOST, LAB_INVENTORY, SETTINGS, host_playbook, prepared_node, succeeded
 
 EE_IMAGE = os.environ.get("GPUOPS_EE_IMAGE", "")
 NEWEST = "2.21"
