@@ -63,7 +63,9 @@ def prepared_node(work, container):
     assert platform["name"] == HOST
     subprocess.run(["docker", "rm", "--force", container], capture_output=True, check=False)
     try:
-        subprocess.run(lab_node.docker_run_argv(platform, container), capture_output=True, check=True)
+        started = subprocess.run(lab_node.docker_run_argv(platform, container), capture_output=True, text=True,
+                                 check=False)
+        assert started.returncode == 0, started.stderr
         lab_node.wait_booted(container)
         succeeded(host_playbook(node_inventory, os.path.join(REPO_ROOT, "molecule", "default", "prepare.yml"),
                                 env={"MOLECULE_EPHEMERAL_DIRECTORY": str(work)}))
