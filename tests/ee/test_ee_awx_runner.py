@@ -84,9 +84,9 @@ def navigator_site(work, node_inventory):
     with open(node_inventory, encoding="utf-8") as source, \
             open(os.path.join(project, "ee-node.yml"), "w", encoding="utf-8") as target:
         target.write(source.read())
-    # -v: ansible-playbook names its ansible-core first, the image's (2.21) and not the venv's.
+    # -vv: ansible-playbook names its ansible-core first, the image's (2.21) and not the venv's.
     command = [os.path.join(BIN, "ansible-navigator"), "run", "playbooks/site.yml",
-               "-i", "inventory/lab.yml", "-i", "ee-node.yml", "-l", HOST, "-v",
+               "-i", "inventory/lab.yml", "-i", "ee-node.yml", "-l", HOST, "-vv",
                "--mode", "stdout", "--ee", "true", "--eei", AWX_VARS["gpuops_awx_ee_image"], "--pp", "never",
                "--ce", "docker", "--co=--network=none",
                "--eev", "%s:%s" % (awx_job.DOCKER_SOCKET, awx_job.DOCKER_SOCKET),
