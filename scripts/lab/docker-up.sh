@@ -15,7 +15,12 @@ else
   require_root "Starting the Docker engine"
   require_command dockerd "Install it with: apt-get install docker.io (or run: make deps)"
   log "Starting the Docker engine (no bridge, no iptables)"
-  setsid dockerd --bridge=none --iptables=false --ip-masq=false --ip-forward=false \
+  # The engine outlives this script: it closes every descriptor it inherits above
+  # stderr first, or a lock its caller holds (`flock LOCK make ee`) stays held as long
+  # as the engine runs.
+  # shellcheck disable=SC2016
+  setsid bash -c 'for fd in /proc/self/fd/*; do fd="${fd##*/}"; [ "${fd}" -gt 2 ] && eval "exec ${fd}>&-"; done
+    exec dockerd --bridge=none --iptables=false --ip-masq=false --ip-forward=false' \
     >"${STATE_DIR}/dockerd.log" 2>&1 < /dev/null &
   echo $! >"${STATE_DIR}/dockerd.pid"
   for _ in $(seq 1 60); do

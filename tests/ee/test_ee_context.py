@@ -125,7 +125,17 @@ def test_the_roles_declare_the_same_oldest_ansible_core():
             assert yaml.safe_load(handle)["galaxy_info"]["min_ansible_version"] == OLDEST, meta
 
 
-def test_the_host_venv_runs_the_oldest():
+def host_pins():
+    """{package: version} of the host venv's requirements.txt."""
     with open(os.path.join(REPO_ROOT, "requirements.txt"), encoding="utf-8") as handle:
-        pins = dict(line.split("==") for line in handle.read().splitlines() if "==" in line and not line.startswith("#"))
-    assert pins["ansible-core"].startswith(OLDEST + ".")
+        return dict(line.split("==") for line in handle.read().splitlines() if "==" in line and not line.startswith("#"))
+
+
+def test_the_host_venv_runs_the_oldest():
+    assert host_pins()["ansible-core"].startswith(OLDEST + ".")
+
+
+def test_the_host_runs_jobs_with_the_ansible_runner_the_ee_carries():
+    # The ee gate's `ansible-runner run` (tests/ee/awx_job.py) stands for AWX's execution node.
+    ee_pin = load_yaml("execution-environment.yml")["dependencies"]["ansible_runner"]["package_pip"]
+    assert ee_pin == "ansible-runner==" + host_pins()["ansible-runner"]

@@ -4,12 +4,11 @@
 """site.yml and audit.yml inside the execution environment, on the newest supported ansible-core.
 
 The EE image (GPUOPS_EE_IMAGE, built by scripts/ee-build.sh) runs the collection
-installed in it (gpuops.hardening.site, gpuops.hardening.audit), as AWX runs a job:
+installed in it (gpuops.hardening.site, gpuops.hardening.audit) with
 `docker run IMAGE ansible-playbook ...`, the host's Docker socket mounted for
-community.docker's docker connection, no network. The node is the Molecule lab's
-first platform (scripts/lab_node.py: gpu-train, a DGX H100-class node) started as
-the container gpu-ee-train, with the emulated GPU tools molecule/default/prepare.yml
-installs, and inventory/lab.yml's variables for gpu-train.
+community.docker's docker connection, no network, against gpu-train started as the
+container gpu-ee-train (tests/ee/ee_lab.py). test_ee_awx_runner.py runs the job
+templates through ansible-runner, as AWX does.
 
 This is the converge and idempotence run on ansible-core 2.21; the Molecule default
 scenario is the one on 2.19 (the host venv). Both versions must give the same
@@ -22,39 +21,16 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
-import lab_node  # noqa: E402 pylint: disable=wrong-import-position
+from ee_lab import HOST, LAB_INVENTORY, SETTINGS, host_playbook, prepared_node, succeeded
 
 EE_IMAGE = os.environ.get("GPUOPS_EE_IMAGE", "")
 NEWEST = "2.21"
-HOST = "gpu-train"
 CONTAINER = "gpu-ee-train"
-LAB_INVENTORY = os.path.join(REPO_ROOT, "inventory", "lab.yml")
 DOCKER_SOCKET = "/var/run/docker.sock"
-BIN = os.path.dirname(sys.executable)
-# The repository's ansible.cfg settings that matter here, for runs without it (the EE's).
-SETTINGS = {"ANSIBLE_PIPELINING": "1", "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
-            "ANSIBLE_INTERPRETER_PYTHON": "auto_silent", "ANSIBLE_RETRY_FILES_ENABLED": "0"}
-RECAP = re.compile(r"^%s\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)" % re.escape(HOST), re.M)
 FATAL = re.compile(r"^fatal: \[%s\]: FAILED! => (\{.*\})$" % re.escape(HOST), re.M)
-
-
-def recap(run):
-    found = RECAP.findall(run.stdout)
-    assert len(found) == 1, "no recap for %s:\n%s%s" % (HOST, run.stdout[-3000:], run.stderr[-3000:])
-    return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, found[0])))
-
-
-def succeeded(run):
-    counts = recap(run)
-    assert run.returncode == 0 and counts["failed"] == 0 and counts["unreachable"] == 0, run.stdout[-5000:]
-    return counts
 
 
 def clean(run):
@@ -76,30 +52,8 @@ def lab(tmp_path_factory):
     """The node, and an inventory that points gpu-train at it (besides inventory/lab.yml)."""
     assert EE_IMAGE, "GPUOPS_EE_IMAGE is not set: run scripts/ee-test.sh, which builds the image and sets it"
     work = tmp_path_factory.mktemp("ee-lab")
-    os.chmod(str(work), 0o755)
-    node_inventory = work / "ee-node.yml"
-    node_inventory.write_text("all:\n  hosts:\n    %s:\n      ansible_host: %s\n" % (HOST, CONTAINER))
-    node_inventory.chmod(0o644)
-    platform = lab_node.lab_platform()
-    assert platform["name"] == HOST
-    subprocess.run(["docker", "rm", "--force", CONTAINER], capture_output=True, check=False)
-    try:
-        subprocess.run(lab_node.docker_run_argv(platform, CONTAINER), capture_output=True, check=True)
-        lab_node.wait_booted(CONTAINER)
-        prepare = host_playbook(str(node_inventory), os.path.join(REPO_ROOT, "molecule", "default", "prepare.yml"),
-                                env={"MOLECULE_EPHEMERAL_DIRECTORY": str(work)})
-        succeeded(prepare)
-        yield {"inventory": str(node_inventory), "work": work}
-    finally:
-        subprocess.run(["docker", "rm", "--force", CONTAINER], capture_output=True, check=False)
-
-
-def host_playbook(node_inventory, playbook, *args, env=None):
-    """ansible-playbook of the host venv (the oldest supported ansible-core) on the checkout's collection."""
-    return subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", LAB_INVENTORY, "-i", node_inventory,
-                           "-l", HOST, playbook] + list(args),
-                          cwd=REPO_ROOT, env=dict(os.environ, **SETTINGS, **(env or {})),
-                          capture_output=True, text=True, check=False)
+    with prepared_node(work, CONTAINER) as node_inventory:
+        yield {"inventory": node_inventory, "work": work}
 
 
 def ee_run(lab, *argv, volumes=()):
