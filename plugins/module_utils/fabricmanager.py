@@ -129,8 +129,10 @@ def fabric_states(health):
 
 
 def untrained(states):
-    """The GPUs whose fabric is reported and not Completed with Success, as 'INDEX (UUID): STATE/STATUS'."""
-    return ["%d (%s): %s/%s" % (gpu["index"], gpu["uuid"], gpu["state"], gpu["status"])
+    """The GPUs whose fabric is reported and not Completed with Success, as 'INDEX (UUID): STATE' (a status is
+    meaningful only once Completed: 'Completed with status STATUS')."""
+    return ["%d (%s): %s" % (gpu["index"], gpu["uuid"], gpu["state"] if gpu["state"] != COMPLETED
+                             else "%s with status %s" % (COMPLETED, gpu["status"]))
             for gpu in states if gpu["state"] is not None and (gpu["state"], gpu["status"]) != (COMPLETED, SUCCESS)]
 
 

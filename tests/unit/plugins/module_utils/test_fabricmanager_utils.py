@@ -134,3 +134,11 @@ def test_a_pcie_node_reports_no_fabric(tmp_path):
     dummy, state_path = _installed(tmp_path, "l40s_4x")
     states = _fabric(state_path)
     assert not fabricmanager.fabric_reported(states) and fabricmanager.untrained(states) == []
+
+
+def test_untrained_wording():
+    states = [{"index": 0, "uuid": "GPU-a", "state": "In Progress", "status": None},
+              {"index": 1, "uuid": "GPU-b", "state": "Completed", "status": "Failure"},
+              {"index": 2, "uuid": "GPU-c", "state": "Completed", "status": "Success"},
+              {"index": 3, "uuid": "GPU-d", "state": None, "status": None}]
+    assert fabricmanager.untrained(states) == ["0 (GPU-a): In Progress", "1 (GPU-b): Completed with status Failure"]
