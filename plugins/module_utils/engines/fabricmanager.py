@@ -171,7 +171,7 @@ def restart(feature, smi, systemctl, result):
     try:
         result["clients_stopped"] = clients.stop() if not feature.check_mode else clients.running()
     except ClientError as error:
-        feature.fail_json(msg="%s; nothing was changed" % error, **result)
+        feature.fail_json(msg="%s; %s was not started and no GPU was reset" % (error, fabricmanager.UNIT), **result)
     if not feature.check_mode:
         try:
             smi.call(["-r"])

@@ -12,6 +12,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import fabricmana
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import parse_ini_sections
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import gpu_models
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, installer
+from ansible_collections.gpuops.hardening.tests.unit import real_captures
 
 FABRIC_GPUS = dict((name, spec.get("fabric_gpus")) for name, spec in gpu_models.MODELS.items())
 
@@ -142,3 +143,11 @@ def test_untrained_wording():
               {"index": 2, "uuid": "GPU-c", "state": "Completed", "status": "Success"},
               {"index": 3, "uuid": "GPU-d", "state": None, "status": None}]
     assert fabricmanager.untrained(states) == ["0 (GPU-a): In Progress", "1 (GPU-b): Completed with status Failure"]
+
+
+@pytest.mark.parametrize("name", ["telegraf_a100_sxm4_80gb_x4_mig_enabled_driver535_nvidia_smi_q_x.xml.txt",
+                                  "netdata_rtx4090_persistence_enabled_driver535_nvidia_smi_q_x.xml.txt"])
+def test_real_captures_without_a_reported_fabric(name):
+    """An A100 board and a PCIe card on driver 535 read N/A: nothing to wait for, nothing untrained."""
+    states = fabricmanager.fabric_states(gpu_health.parse_gpu_health(real_captures.load(name)))
+    assert states and not fabricmanager.fabric_reported(states) and fabricmanager.untrained(states) == []
