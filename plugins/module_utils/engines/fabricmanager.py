@@ -174,7 +174,9 @@ def restart(feature, smi, systemctl, result):
         feature.fail_json(msg="%s; %s was not started and no GPU was reset" % (error, fabricmanager.UNIT), **result)
     if not feature.check_mode:
         try:
-            smi.call(["-r"])
+            # One GPU per call, as the MIG change resets: older nvidia-smi documents -r with -i only.
+            for gpu in result["gpus"]:
+                smi.call(["-i", str(gpu["index"]), "-r"])
         except NvidiaSmiFailed as error:
             failed = clients.start(result["clients_stopped"])
             feature.fail_json(msg="the GPU reset before the restart failed: %s%s" % (

@@ -288,3 +288,25 @@ def test_restart_resets_the_gpus_with_the_clients_stopped(make_node):
     assert node.calls == ["stop nvidia-dcgm.service", "start " + fabricmanager.UNIT, "start nvidia-dcgm.service"]
     assert node.events()[events_before:].count("reset") == 8
     assert result["verification"] == "passed" and node.clients == {"nvidia-dcgm.service"}
+
+
+def test_forced_restart_whose_reset_fails_starts_the_clients_again(make_node):
+    node = make_node()
+    _trained_then_stopped(node)
+    node.edit_state(lambda state: api.add_process(state, 2, os.getpid(), name="python3"))
+    node.clients.add("nvidia-dcgm.service")
+    del node.calls[:]
+    result = _run(node, force=True)
+    assert result["failed"] and "the GPU reset before the restart failed" in result["msg"] and "-i 2 -r" in result["msg"]
+    assert not node.daemon_running() and node.clients == {"nvidia-dcgm.service"}
+    assert node.calls == ["stop nvidia-dcgm.service", "start nvidia-dcgm.service"]
+
+
+def test_masked_unit_is_refused(make_node):
+    node = make_node()
+    mask = node.root / "etc/systemd/system" / fabricmanager.UNIT
+    mask.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink("/dev/null", str(mask))
+    result = _run(node)
+    assert result["failed"] and "masked" in result["msg"] and "nothing was changed" in result["msg"]
+    assert node.calls == [] and not (node.root / fabricmanager.DROPIN_PATH.lstrip("/")).exists()
