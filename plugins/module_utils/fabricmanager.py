@@ -23,6 +23,8 @@ from .managed_files import managed_header
 UNIT = "nvidia-fabricmanager.service"
 DROPIN_PATH = "/etc/systemd/system/nvidia-fabricmanager.service.d/90-gpuops-fabricmanager.conf"
 DAEMON = "nv-fabricmanager"
+# Ordering only (no Wants=): where both start, persistence mode comes first.
+PERSISTENCED_UNIT = "nvidia-persistenced.service"
 # One node per switch; the control node nvidia-nvswitchctl alone says the module loaded, not that switches exist.
 NVSWITCH_DEVICE = re.compile(r"^nvidia-nvswitch\d+$")
 NVSWITCH_GLOB = "/dev/nvidia-nvswitch[0-9]*"
@@ -115,9 +117,12 @@ def render_dropin(unit_path):
     return "\n".join([
         managed_header("fabricmanager"),
         "# Fabric Manager only where the NVSwitch driver made its switch nodes: an image shared by PCIe",
-        "# and NVSwitch nodes boots cleanly on both. The packaged %s stays as shipped." % unit_path,
+        "# and NVSwitch nodes boots cleanly on both. After persistence mode, as the boot order wants:",
+        "# persistence, Fabric Manager, the MIG boot service, the GPU clients. The packaged",
+        "# %s stays as shipped." % unit_path,
         "[Unit]",
         "ConditionPathExistsGlob=%s" % NVSWITCH_GLOB,
+        "After=%s" % PERSISTENCED_UNIT,
         "",
     ])
 
