@@ -164,10 +164,9 @@ def restart_plan(feature, gpus, active, result):
     return True
 
 
-def restart(feature, smi, systemctl, result):
-    """The GPU clients stopped, every GPU reset, the daemon started, the clients started again."""
-    clients = SystemdClients(feature, feature.params["gpu_clients"])
-    start_recorded_clients(feature, clients)
+def restart(feature, smi, systemctl, clients, result):
+    """The GPU clients stopped, every GPU reset, the daemon started, the clients started again (also when
+    the reset or the start fails)."""
     try:
         result["clients_stopped"] = clients.stop() if not feature.check_mode else clients.running()
     except ClientError as error:
@@ -181,8 +180,12 @@ def restart(feature, smi, systemctl, result):
             failed = clients.start(result["clients_stopped"])
             feature.fail_json(msg="the GPU reset before the restart failed: %s%s" % (
                 error, "; these GPU clients did not start again: " + ", ".join(failed) if failed else ""), **result)
-    systemctl.start(fabricmanager.UNIT)
+    error = systemctl.try_verb("start", fabricmanager.UNIT)
     failed = [] if feature.check_mode else clients.start(result["clients_stopped"])
+    if error:
+        feature.fail_json(msg="systemctl start %s failed after the GPU reset: %s; %s%s" % (
+            fabricmanager.UNIT, error, journal_tail(feature),
+            "; these GPU clients did not start again: " + ", ".join(failed) if failed else ""), **result)
     if failed:
         feature.fail_json(msg="%s restarted, but these GPU clients did not start again: %s" % (
             fabricmanager.UNIT, ", ".join(failed)), **result)
@@ -224,6 +227,9 @@ def converge(spec, host, check_mode):
     systemctl = Systemctl(feature, timeout=params["timeout"])
     active = systemctl.show([fabricmanager.UNIT], ["ActiveState"])[0].get("ActiveState") == "active"
     restarting = restart_plan(feature, gpus, active, result)
+    # The clients an interrupted disruptive change (this one's or the MIG change's) left stopped start first.
+    clients = SystemdClients(feature, params["gpu_clients"])
+    start_recorded_clients(feature, clients)
 
     content = fabricmanager.render_dropin(unit_path)
     dropin, diff = ensure_content(feature, under_root(params["root"], fabricmanager.DROPIN_PATH), content)
@@ -235,7 +241,7 @@ def converge(spec, host, check_mode):
     result["enabled_changed"] = systemctl.enable(fabricmanager.UNIT)
     if restarting:
         result["service_action"] = "restarted"
-        restart(feature, smi, systemctl, result)
+        restart(feature, smi, systemctl, clients, result)
     elif not active:
         result["service_action"] = "started"
         systemctl.start(fabricmanager.UNIT)

@@ -118,6 +118,9 @@ def fake_systemctl(node):
             if self.module.check_mode:
                 return None
             node.calls.append("%s %s" % (verb, unit))
+            if unit == fabricmanager.UNIT:
+                rc, err = node.start_daemon()
+                return err.strip() if rc else None
             (node.clients.add if verb == "start" else node.clients.discard)(unit)
             return None
     return FakeSystemctl
@@ -310,3 +313,14 @@ def test_masked_unit_is_refused(make_node):
     result = _run(node)
     assert result["failed"] and "masked" in result["msg"] and "nothing was changed" in result["msg"]
     assert node.calls == [] and not (node.root / fabricmanager.DROPIN_PATH.lstrip("/")).exists()
+
+
+def test_restart_whose_start_fails_names_the_journal_and_starts_the_clients_again(make_node):
+    node = make_node()
+    _trained_then_stopped(node)
+    node.clients.add("nvidia-dcgm.service")
+    node.journal.append("nv-fabricmanager[4242]: the line of a failed start")
+    node.start_daemon = lambda: (1, "Job for nvidia-fabricmanager.service failed")
+    result = _run(node)
+    assert result["failed"] and "failed after the GPU reset" in result["msg"]
+    assert "the line of a failed start" in result["msg"] and node.clients == {"nvidia-dcgm.service"}
