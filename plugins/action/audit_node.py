@@ -31,7 +31,9 @@ class ActionModule(ActionBase):
         inputs = plain(self._task.args.get("inputs") or {})
         states, errors = node_states(plain(self._task.args.get("node") or {}), plain(self._task.args.get("plan") or []))
         errors.update(plain(self._task.args.get("role_errors") or {}))
-        facts = task_vars.get("ansible_facts") or {}
+        # This run's node call, never the host's facts: with fact caching (AWX's fact storage, jsonfile) those may
+        # be an earlier run's, and a GPU read that failed now must not be judged by the last one that worked.
+        facts = plain((self._task.args.get("node") or {}).get("ansible_facts") or {})
         topology = plain(facts.get("gpu_topology") or {})
         # None when the topology feature did not read the GPUs: no verdict rather than a made-up "ready".
         health = plain(facts["gpu_health"]) if facts.get("gpu_health") is not None else None

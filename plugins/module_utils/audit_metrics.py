@@ -9,8 +9,11 @@ prometheus.io/docs/instrumenting/exposition_formats). Names follow
 prometheus.io/docs/practices/naming: the gpuops_ prefix, base units (seconds,
 bytes per second), _info for series that carry only labels, _timestamp_seconds for
 Unix times. An enumeration is one series per value, 1 for the current one and 0 for
-the others (the pattern of node_systemd_unit_state), so a series never vanishes when
-a verdict changes. Every label value is an id, a number or one of a fixed list:
+the others (the pattern of node_systemd_unit_state), so a check's series stays when
+its verdict changes. A check's id may itself change with what the node shows (a row
+remap check reads row_remap, row_remap_pending or row_remap_failure; NVLink and fabric
+checks exist only where the GPUs report them), and then the old id's series stop: a
+dashboard sees a gap there, and the rules judge verdicts, never ids. Every label value is an id, a number or one of a fixed list:
 no reason or other free text.
 """
 

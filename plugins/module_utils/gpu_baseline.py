@@ -206,8 +206,8 @@ def link_check(gpu, outcome, skip_reason=None, error=None):
     during = "read during back-to-back pinned host-to-device copies of %s (%d copies; the read began after copy %d)" % (
         size_label(outcome.get("bytes") or 0), outcome["copies"], outcome["copies_before"])
     if link["gen_current"] >= link["gen_max"] and link["width_current"] >= link["width_max"]:
-        return check(check_id, title, PASS, expected, actual, "the link runs at its generation and width under load; "
-                     + during)
+        return check(check_id, title, PASS, expected, actual,
+                     "the link runs at its generation and width under load; " + during)
     return check(check_id, title, WARN, expected, actual, "under load the link runs at %s, below its %s: %s; %s" % (
         actual, expected, LINK_FIX, during))
 

@@ -45,9 +45,9 @@ options:
     required: true
   directory:
     description:
-      - The textfile collector's folder on the node (node_exporter's C(--collector.textfile.directory)); it must
-        exist. The audit role sets it from C(audit_metrics_dir), whose default is Debian's
-        C(/var/lib/prometheus/node-exporter).
+      - The textfile collector's folder on the node (node_exporter's C(--collector.textfile.directory)). Where it
+        does not exist the module warns and writes nothing (the host stays in the run). The audit role sets it
+        from C(audit_metrics_dir), whose default is Debian's C(/var/lib/prometheus/node-exporter).
     type: path
     required: true
   root:
@@ -105,10 +105,14 @@ def main():
     )
     params = module.params
     directory = under_root(params["root"], params["directory"])
-    if not os.path.isdir(directory):
-        module.fail_json(msg="directory: %s does not exist; install node_exporter (Debian: prometheus-node-exporter) "
-                         "or set audit_metrics_dir to its --collector.textfile.directory" % params["directory"])
     path = os.path.join(directory, FILE_NAME)
+    if not os.path.isdir(directory):
+        # A warning, not a failure: a failed host would leave the rest of the run (readiness.yml's gate among it),
+        # and Prometheus still says so, since the node's series stop (the rules' "not audited" alert).
+        module.warn("directory: %s does not exist, so no metrics were written; install node_exporter (Debian: "
+                    "prometheus-node-exporter) or set audit_metrics_dir to its --collector.textfile.directory"
+                    % params["directory"])
+        module.exit_json(changed=False, path=path, series=0)
     text = audit_metrics.render(params["document"], params["version"], int(time.time()),
                                 converged_at=_whole_seconds(converge_stamp.last_converged(params["root"])),
                                 baseline=params["baseline"])

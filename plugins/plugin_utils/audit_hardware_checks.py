@@ -212,11 +212,14 @@ def assess(health, models=None, kernel_log=None, gpudirect=None):
 
 
 def readiness(findings, collected=True):
-    """The node's verdict and its reasons (the checks behind it, worst first)."""
-    if not collected:
-        return {"verdict": None, "reasons": ["the GPUs' health was not read"]}
+    """The node's verdict and its reasons (the checks behind it, worst first).
+
+    Without the GPUs' health (collected false) the node is not known to be ready: no verdict, unless what was
+    read still holds it back (an Xid in the kernel log of a GPU nvidia-smi no longer answers for)."""
     rank = dict((name, position) for position, name in enumerate(READINESS))
     worst = max([finding["readiness"] for finding in findings] or ["ready"], key=rank.get)
     reasons = ["%s: %s (%s)" % (item["check"]["id"], item["check"]["reason"], item["readiness"])
                for item in sorted(findings, key=lambda item: -rank[item["readiness"]]) if item["readiness"] != "ready"]
+    if not collected:
+        return {"verdict": None if worst == "ready" else worst, "reasons": reasons + ["the GPUs' health was not read"]}
     return {"verdict": worst, "reasons": reasons}

@@ -120,8 +120,7 @@ def read_gpus(feature, nvidia_smi_path, require_gpu):
     line. Without a usable nvidia-smi it fails the feature, or, when require_gpu is false, reports no GPUs."""
     root = feature.params["root"]
     notes = []
-    query = matrix = gpu_list = None
-    health = []
+    query = matrix = gpu_list = health = None
     try:
         smi = NvidiaSmi(feature, path=nvidia_smi_path, opt_dirs=EXTRA_BIN_DIRS)
         if smi.path and not os.access(smi.path, os.X_OK):
@@ -132,7 +131,9 @@ def read_gpus(feature, nvidia_smi_path, require_gpu):
         query, matrix, gpu_list, notes, health = query_nvidia_smi(smi)
     except (GpuToolProblem, CommandTimeout) as problem:
         if require_gpu:
-            feature.fail_json(msg=str(problem))
+            # The kernel log still says why (a GPU fallen off the bus often takes nvidia-smi with it): its Xids,
+            # all on GPUs nvidia-smi does not list now, reach the audit's verdict.
+            feature.fail_json(msg=str(problem), ansible_facts={"gpu_kernel_log": read_kernel_xids(feature, None)})
         notes.append("%s; reporting no GPUs" % problem)
 
     sysfs_root = under_root(root, "/sys")
@@ -163,9 +164,9 @@ def read_kernel_xids(feature, health):
     """The gpu_kernel_log fact: the driver's Xid lines of the kernel log (one plain `dmesg`), each GPU's set on its
     health entry ("xid"), those on bus ids nvidia-smi does not list (a GPU fallen off the bus) kept apart.
 
-    A log that cannot be read leaves every GPU's "xid" None and says why: unknown, never "no Xid"."""
-    if not health:
-        return _kernel_log("not read: nvidia-smi lists no GPU")
+    A log that cannot be read leaves every GPU's "xid" None and says why: unknown, never "no Xid". health None
+    (nvidia-smi gave no GPU): every Xid is on a GPU it does not list."""
+    health = health or []
     path = feature.params["dmesg_path"] or feature.get_bin_path("dmesg")
     problem = None
     if not path:

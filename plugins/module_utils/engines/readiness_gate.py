@@ -41,17 +41,17 @@ ARGUMENT_SPEC = dict(
 SPEC_RULES = {}
 
 
-def _run(feature, argv):
+def _run(feature, argv, environ=None):
     """(rc, out, err), or the feature failed naming the command when it hung."""
     try:
-        return run(feature, argv, timeout=feature.params["timeout"])
+        return run(feature, argv, timeout=feature.params["timeout"], environ=environ)
     except CommandTimeout as error:
         feature.fail_json(msg=str(error))
     return None  # pragma: no cover
 
 
-def _checked(feature, argv, result):
-    rc, out, err = _run(feature, argv)
+def _checked(feature, argv, result, environ=None):
+    rc, out, err = _run(feature, argv, environ)
     if rc != 0:
         feature.fail_json(msg="%s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()), **result)
     return out
@@ -67,7 +67,10 @@ class Slurm(object):
         self.name = feature.params["node_name"] or socket.gethostname().split(".")[0]
 
     def read(self, result):
-        out = _checked(self.feature, [self.scontrol, "show", "node", "-o", self.name], result)
+        # Slurm's standard time stamps (ISO 8601, no space): a user's SLURM_TIME_FORMAT ("relative", "%F %T") puts
+        # spaces in the reason's [user@time] stamp, which then reads as part of the reason (scontrol(1), ENVIRONMENT).
+        out = _checked(self.feature, [self.scontrol, "show", "node", "-o", self.name], result,
+                       {"SLURM_TIME_FORMAT": "standard"})
         node = slurm_node.parse_show_node(out)
         if node is None:
             self.feature.fail_json(msg="scontrol show node -o %s printed no node line: %s" % (self.name, out.strip()), **result)
@@ -126,7 +129,9 @@ class Kubernetes(object):
         taints = [taint for taint in node["taints"] if taint["key"] != TAINT_KEY]
         annotations = dict((key, value) for key, value in node["annotations"].items() if key != ANNOTATION)
         if action == readiness_hold.RELEASE:
-            node.update(unschedulable=False, taints=taints, annotations=annotations)
+            # The cordon is lifted only with the gate's taint (see commands).
+            unschedulable = node["unschedulable"] and kube_node.taint_of(node, TAINT_KEY) is None
+            node.update(unschedulable=unschedulable, taints=taints, annotations=annotations)
         else:
             annotations[ANNOTATION] = mark
             node.update(unschedulable=True, annotations=annotations,
@@ -139,8 +144,13 @@ class Kubernetes(object):
         taint = kube_node.taint_of(node, TAINT_KEY)
         steps = []
         if action == readiness_hold.RELEASE:
-            if node["unschedulable"]:
+            # The gate cordons only after its taint is on, so a cordon without that taint may be an operator's
+            # (a hold interrupted after its annotation, then a cordon by hand): it stays.
+            if node["unschedulable"] and taint:
                 steps.append(kubectl + ["uncordon", name])
+            elif node["unschedulable"]:
+                self.feature.warn("%s: left cordoned: without the gate's taint %s the cordon may be an operator's; "
+                                  "uncordon it by hand if it was the gate's" % (name, TAINT_KEY))
             if taint:
                 steps.append(kubectl + ["taint", "nodes", name, "%s-" % TAINT_KEY])
             if ANNOTATION in node["annotations"]:

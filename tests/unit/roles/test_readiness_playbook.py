@@ -24,10 +24,10 @@ def test_the_audit_runs_first_in_check_mode_then_the_gate():
 def test_each_gate_task_reads_the_audits_verdict_and_runs_for_its_group_only():
     tasks = read_yaml_file(os.path.join(ROOT, "roles", "readiness_gate", "tasks", "gate.yml"))
     refuse, slurm, kubernetes = tasks
-    assert refuse["when"] == "ansible_facts.gpuops_audit.readiness is not defined"
+    assert refuse["when"] == "audit_readiness is not defined"
     for task, scheduler, group in ((slurm, "slurm", "slurm_nodes"), (kubernetes, "kubernetes", "kubernetes_nodes")):
         args = task["gpuops.hardening.readiness_gate"]
         assert args["scheduler"] == scheduler and task["when"] == "'%s' in group_names" % group
-        assert args["verdict"] == "{{ ansible_facts.gpuops_audit.readiness.verdict }}"
-        assert args["reasons"] == "{{ ansible_facts.gpuops_audit.readiness.reasons }}"
+        assert args["verdict"] == "{{ audit_readiness.verdict }}"
+        assert args["reasons"] == "{{ audit_readiness.reasons }}"
     assert "delegate_to" in kubernetes and "delegate_to" not in slurm

@@ -525,3 +525,31 @@ def test_a_missing_dmesg_is_said_so(host, tmp_path):
     assert not result["failed"], result
     assert result["ansible_facts"]["gpu_kernel_log"]["read"] is False
     assert "dmesg failed with exit code 127" in result["ansible_facts"]["gpu_kernel_log"]["problem"]
+
+
+def test_a_gpu_fallen_off_the_bus_that_takes_nvidia_smi_with_it_still_gives_its_xid_and_a_verdict(host):
+    """nvidia-smi fails, the kernel log says why: the feature fails, its Xids reach the audit, the verdict is reboot."""
+    host.answer("-q -x", "Unable to determine the device handle for GPU0000:2B:00.0: Unknown Error\n", rc=15)
+    dmesg = host.dir / "dmesg"
+    dmesg.write_text("#!/bin/sh\ncat <<'EOF'\n"
+                     "[ 5107.644336] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n"
+                     "EOF\n")
+    dmesg.chmod(0o755)
+    result = run_module(gpu_numa_facts_main, host.args(dmesg_path=str(dmesg)))
+    assert result["failed"] and "exit code 15" in result["msg"]
+    kernel_log = result["ansible_facts"]["gpu_kernel_log"]
+    assert kernel_log["read"] and [entry["pci_bus_id"] for entry in kernel_log["unlisted"]] == ["0000:2b:00.0"]
+    verdict = audit_hardware_checks.readiness(audit_hardware_checks.assess(None, kernel_log=kernel_log),
+                                              collected=False)
+    assert verdict["verdict"] == "reboot", verdict
+    assert verdict["reasons"][0].startswith("hardware.xid.unlisted: ")
+    assert verdict["reasons"][-1] == "the GPUs' health was not read"
+
+
+def test_a_failed_gpu_read_that_is_allowed_gives_no_health_and_so_no_verdict(host):
+    host.answer("-q -x", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", rc=9)
+    relaxed = run_module(gpu_numa_facts_main, host.args(require_gpu=False))
+    assert not relaxed["failed"] and relaxed["ansible_facts"]["gpu_health"] is None
+    findings = audit_hardware_checks.assess(relaxed["ansible_facts"]["gpu_health"],
+                                            kernel_log=relaxed["ansible_facts"]["gpu_kernel_log"])
+    assert audit_hardware_checks.readiness(findings, collected=False)["verdict"] is None

@@ -232,6 +232,16 @@ def test_a_half_released_node_is_finished():
     assert kube_state(kubectl) == (False, [], None)
 
 
+def test_a_cordon_without_the_gate_taint_is_left_when_the_verdict_clears():
+    # A hold interrupted after its mark, then a cordon by hand: the gate cordons only after its taint, so this
+    # cordon may be an operator's. The mark goes, the cordon stays, and the run says so.
+    kubectl = FakeKubectl(unschedulable=True, annotations={"gpuops.io/readiness-cordon": OUR_RESET})
+    result, warnings = check_then_run(kubectl, scheduler="kubernetes", verdict="ready", reasons=[])
+    assert result["action"] == "release" and [change[0] for change in kubectl.changes] == ["annotate"]
+    assert kube_state(kubectl) == (True, [], None)
+    assert any("left cordoned" in warning for warning in warnings), warnings
+
+
 def test_kubernetes_needs_the_node_name_and_passes_the_kubeconfig():
     with pytest.raises(FeatureFailed) as failed:
         converge(FakeKubectl(), scheduler="kubernetes", node_name="")
