@@ -104,6 +104,33 @@ def parse_package_version(text):
     return version if version and _DRIVER_VERSION.match(version) else None
 
 
+def offered_versions(madison_text, package):
+    """`apt-cache madison PACKAGE` output -> the versions the configured repositories offer, as listed
+    (apt-cache(8): one 'package | version | source' line per version and source)."""
+    found = []
+    for line in (madison_text or "").splitlines():
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) == 3 and fields[0] == package and fields[1] not in found:
+            found.append(fields[1])
+    return found
+
+
+def version_for_driver(versions, driver_version):
+    """The first package version whose upstream version is the driver's, or None."""
+    for version in versions:
+        if upstream_version(version) == driver_version:
+            return version
+    return None
+
+
+def install_argv(manager, tool_path, package, version):
+    """The argv that installs the package at that version: apt-get's PACKAGE=VERSION (the exact version
+    apt-cache offers), dnf's NAME-VERSION (dnf(8), package specs)."""
+    if manager == "dpkg":
+        return [tool_path, "install", "-y", "-q", "--no-install-recommends", "%s=%s" % (package, version)]
+    return [tool_path, "install", "-y", "%s-%s" % (package, version)]
+
+
 def version_mismatch(daemon_version, driver_version, package):
     """The message for a Fabric Manager whose version is not the driver's, or None when they match."""
     if daemon_version == driver_version:

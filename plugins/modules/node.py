@@ -14,8 +14,8 @@ short_description: Converge a node's features in one call, in order, under one n
 version_added: "2.0.0"
 description:
   - Runs the feature engines a plan names (the same code as the modules C(sysctl_settings), C(swap_off), C(thp),
-    C(memlock), C(persistenced), C(nvidia_mig), C(installed_files), C(mps), C(gpu_numa_facts), C(slurm_gres) and
-    C(kubelet_config), and C(mig_boot)) one after another in one process on the node, in the order of O(features),
+    C(memlock), C(persistenced), C(fabricmanager), C(nvidia_mig), C(installed_files), C(mps), C(gpu_numa_facts),
+    C(slurm_gres) and C(kubelet_config), and C(mig_boot)) one after another in one process on the node, in the order of O(features),
     under one node lock.
   - C(mig_boot) has no module of its own; it puts in place the service that creates the MIG layout again at boot,
     recording the layout that the C(nvidia_mig) feature named by its C(layout_feature) resolved earlier in the same
@@ -82,8 +82,8 @@ options:
         description: The module whose work this feature does.
         type: str
         required: true
-        choices: [sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps,
-                  gpu_numa_facts, slurm_gres, kubelet_config]
+        choices: [sysctl_settings, swap_off, thp, memlock, persistenced, fabricmanager, nvidia_mig, mig_boot,
+                  installed_files, mps, gpu_numa_facts, slurm_gres, kubelet_config]
       args:
         description: The module's arguments.
         type: dict

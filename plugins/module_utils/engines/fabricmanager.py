@@ -32,6 +32,10 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import JO
 
 POLL_PAUSE = 2.0
 PACKAGE_TOOLS = (("dpkg", "dpkg-query"), ("rpm", "rpm"))
+# The tool that installs from the node's configured repositories, per package manager.
+INSTALLERS = {"dpkg": "apt-get", "rpm": "dnf"}
+# A package download and install takes longer than a query: its own bound.
+INSTALL_TIMEOUT = 900
 
 NAME = "fabricmanager"
 ARGUMENT_SPEC = host_argument_spec()
@@ -40,6 +44,8 @@ ARGUMENT_SPEC.update(
     fabric_gpus=dict(type="dict", default={}),
     wait_seconds=dict(type="int", default=120),
     force=dict(type="bool", default=False),
+    # Install the package at the driver's version from the node's repositories where it is missing or another.
+    install=dict(type="bool", default=False),
     gpu_clients=dict(type="list", elements="str", default=list(GPU_CLIENTS)),
 )
 SPEC_RULES = {}
@@ -83,6 +89,36 @@ def package_version(feature, manager, tool_path, package):
     except CommandTimeout:
         return None
     return fabricmanager.parse_package_version(out)
+
+
+def install_package(feature, manager, result):
+    """The package at the driver's version, installed from the node's configured repositories (install: true):
+    apt-get with the exact version apt-cache offers, or dnf with NAME-VERSION. Fails, naming what the
+    repositories offer or the installer's error, with nothing else changed."""
+    package, driver = result["package"], result["driver_version"]
+    installer = feature.get_bin_path(INSTALLERS[manager])
+    if not installer:
+        feature.fail_json(msg="install: %s is needed to install %s at version %s, and is not found; nothing was changed"
+                          % (INSTALLERS[manager], package, driver), **result)
+    version = driver
+    if manager == "dpkg":
+        madison = [feature.get_bin_path("apt-cache") or "apt-cache", "madison", package]
+        outcome = run_outcome(feature, madison, timeout=feature.params["timeout"])
+        offered = [] if isinstance(outcome, CommandTimeout) else fabricmanager.offered_versions(outcome[1], package)
+        version = fabricmanager.version_for_driver(offered, driver)
+        if not version:
+            feature.fail_json(msg="install: the configured repositories offer %s at %s, not at the driver's version %s; "
+                              "add NVIDIA's repository for this driver or install it yourself; nothing was changed" % (
+                                  package, ", ".join(offered) or "no version", driver), **result)
+    argv = fabricmanager.install_argv(manager, installer, package, version)
+    result["installed"] = "%s %s" % (package, version)
+    try:
+        rc, out, err = run(feature, argv, timeout=INSTALL_TIMEOUT, environ={"DEBIAN_FRONTEND": "noninteractive"})
+    except CommandTimeout as error:
+        feature.fail_json(msg="install: %s" % error, cmd=argv, **result)
+    if rc != 0:
+        feature.fail_json(msg="install: %s failed with exit code %s: %s" % (" ".join(argv), rc, (err or out).strip()),
+                          cmd=argv, **result)
 
 
 def describe_processes(processes):
@@ -196,7 +232,7 @@ def converge(spec, host, check_mode):
     feature = host.feature(NAME, spec, check_mode)
     params = feature.params
     result = dict(changed=False, nvswitch_devices=[], fabric_expected={}, driver_version=None, daemon_version=None,
-                  package=None, package_version=None, unit_path=None, dropin=None, enabled_changed=False,
+                  package=None, package_version=None, installed=None, unit_path=None, dropin=None, enabled_changed=False,
                   service_action="none", clients_stopped=[], gpus=[], verification=None, skipped_reason=None, diff=[])
     smi = NvidiaSmi(feature)
     if not smi.path:
@@ -216,9 +252,20 @@ def converge(spec, host, check_mode):
     if mask_path:
         feature.fail_json(msg="%s is masked (%s -> /dev/null); unmask it to let Fabric Manager run; nothing was changed" % (
             fabricmanager.UNIT, mask_path), **result)
+    if params["install"] and result["package_version"] != result["driver_version"]:
+        if check_mode:
+            result.update(changed=True, installed="%s %s" % (result["package"], result["driver_version"]),
+                          verification="skipped in check mode: the package would be installed first, and what "
+                                       "follows depends on what it installs")
+            return result
+        install_package(feature, manager, result)
+        result["package_version"] = package_version(feature, manager, tool_path, result["package"])
+        mask_path, unit_path = find_unit(fabricmanager.UNIT, params["root"])
+        result["unit_path"] = unit_path
     if not unit_path:
-        feature.fail_json(msg="%s is not installed: install %s at version %s (the driver's); nothing was changed" % (
-            fabricmanager.UNIT, result["package"], result["driver_version"]), **result)
+        feature.fail_json(msg="%s is not installed: install %s at version %s (the driver's), or set install; "
+                          "nothing was changed" % (fabricmanager.UNIT, result["package"], result["driver_version"]),
+                          **result)
     result["daemon_version"] = daemon_version(feature, result)
     mismatch = fabricmanager.version_mismatch(result["daemon_version"], result["driver_version"], result["package"])
     if mismatch:
@@ -245,7 +292,8 @@ def converge(spec, host, check_mode):
     elif not active:
         result["service_action"] = "started"
         systemctl.start(fabricmanager.UNIT)
-    result["changed"] = dropin["changed"] or result["enabled_changed"] or result["service_action"] != "none"
+    result["changed"] = bool(result["installed"]) or dropin["changed"] or result["enabled_changed"] or \
+        result["service_action"] != "none"
     if check_mode and result["service_action"] != "none":
         result["verification"] = "skipped in check mode: the daemon would be started first"
     else:
