@@ -152,3 +152,22 @@ def test_real_captures_without_a_reported_fabric(name):
     """An A100 board and a PCIe card on driver 535 read N/A: nothing to wait for, nothing untrained."""
     states = fabricmanager.fabric_states(gpu_health.parse_gpu_health(real_captures.load(name)))
     assert states and not fabricmanager.fabric_reported(states) and fabricmanager.untrained(states) == []
+
+
+def test_the_versions_apt_cache_madison_offers():
+    madison = ("nvidia-fabricmanager-535 | 535.129.03-1 | https://developer.download.nvidia.com/compute/cuda/repos/x  Packages\n"
+               "nvidia-fabricmanager-535 | 535.104.05-1 | https://developer.download.nvidia.com/compute/cuda/repos/x  Packages\n"
+               "nvidia-fabricmanager-535 | 535.129.03-1 | file:/srv/mirror  Packages\n"
+               "N: Unable to locate package nvidia-fabricmanager-999\n")
+    offered = fabricmanager.offered_versions(madison, "nvidia-fabricmanager-535")
+    assert offered == ["535.129.03-1", "535.104.05-1"]
+    assert fabricmanager.version_for_driver(offered, "535.104.05") == "535.104.05-1"
+    assert fabricmanager.version_for_driver(offered, "550.54.15") is None
+    assert fabricmanager.offered_versions("", "nvidia-fabricmanager-535") == []
+
+
+def test_install_argv_pins_the_version():
+    assert fabricmanager.install_argv("dpkg", "/usr/bin/apt-get", "nvidia-fabricmanager-535", "535.129.03-1") == [
+        "/usr/bin/apt-get", "install", "-y", "-q", "--no-install-recommends", "nvidia-fabricmanager-535=535.129.03-1"]
+    assert fabricmanager.install_argv("rpm", "/usr/bin/dnf", "nvidia-fabric-manager", "535.129.03") == [
+        "/usr/bin/dnf", "install", "-y", "nvidia-fabric-manager-535.129.03"]

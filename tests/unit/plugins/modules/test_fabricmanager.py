@@ -27,6 +27,9 @@ from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.recorded_sy
 
 FABRIC_GPUS = dict((name, spec.get("fabric_gpus")) for name, spec in gpu_models.MODELS.items())
 PACKAGED = "/lib/systemd/system/nvidia-fabricmanager.service"
+# One line of `apt-cache madison` per offered version (apt-cache(8); apt's own format: the name padded, then
+# "| version | source").
+MADISON_LINE = "%s | %s | https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64  Packages\n"
 DRIVER = "535.129.03"
 
 
@@ -41,6 +44,10 @@ class Node:
     def __init__(self, tmp_path, profile, fabric_manager_version):
         self.root = tmp_path / "host"
         self.root.mkdir()
+        self.profile = profile
+        # The versions the stand-in apt repository offers (apt-cache madison), and the apt-get runs.
+        self.offered = []
+        self.installs = []
         installer.install(profile, root=str(self.root), state_path="/state.json",
                           fabric_manager=fabric_manager_version is not None,
                           fabric_manager_version=fabric_manager_version)
@@ -62,6 +69,17 @@ class Node:
 
     def daemon_running(self):
         return bool(api.read_state(self.state)["daemons"].get("fabricmanager"))
+
+    def apt_get_install(self, argv, environ):
+        """apt-get install PACKAGE=VERSION: the emulator's Fabric Manager package at that version."""
+        self.installs.append((argv, environ))
+        package, version = argv[-1].split("=", 1)
+        if version not in self.offered:
+            return 100, "", "E: Version '%s' for '%s' was not found\n" % (version, package)
+        installer.install(self.profile, root=str(self.root), state_path="/state.json",
+                          fabric_manager_version=fabricmanager.upstream_version(version))
+        self.package_version = fabricmanager.upstream_version(version)
+        return 0, "Setting up %s (%s) ...\n" % (package, version), ""
 
     def smi(self, *argv):
         return api.run("nvidia-smi", list(argv), self.state, env={"GPUEMU_EUID": "0"})
@@ -148,13 +166,18 @@ def make_node(tmp_path):
             return 0, "ii |%s-1\n" % node.package_version, ""
         if tool == "journalctl":
             return 0, "\n".join(node.journal[-10:]) + "\n", ""
+        if tool == "apt-cache":
+            return 0, "".join(MADISON_LINE % (argv[-1], version) for version in node.offered), ""
+        if tool == "apt-get":
+            return node.apt_get_install(argv, environ)
         raise AssertionError("unexpected command %r" % argv)
 
     def get_bin_path(module, name, *args, **kwargs):
         node = made[-1]
         if name == "nv-fabricmanager" and node.package_version is None:
             return None
-        return "/usr/bin/" + name if name in ("nvidia-smi", "nv-fabricmanager", "dpkg-query", "journalctl") else None
+        known = ("nvidia-smi", "nv-fabricmanager", "dpkg-query", "journalctl", "apt-cache", "apt-get")
+        return "/usr/bin/" + name if name in known else None
 
     with mock.patch.object(smi_tool, "run", fake_run), mock.patch.object(engine, "run", fake_run), \
             mock.patch.object(engine, "run_outcome", fake_run), \
@@ -324,3 +347,31 @@ def test_restart_whose_start_fails_names_the_journal_and_starts_the_clients_agai
     result = _run(node)
     assert result["failed"] and "failed after the GPU reset" in result["msg"]
     assert "the line of a failed start" in result["msg"] and node.clients == {"nvidia-dcgm.service"}
+
+
+def test_install_puts_in_the_drivers_version_then_converges(make_node):
+    node = make_node(fabric_manager_version=None)
+    node.offered = ["550.54.15-1", DRIVER + "-1"]
+    predicted = _run(node, check_mode=True, install=True)
+    assert not predicted["failed"], predicted["msg"]
+    assert predicted["changed"] and predicted["installed"] == "nvidia-fabricmanager-535 %s" % DRIVER
+    assert node.installs == [] and node.calls == []
+    result = _run(node, install=True)
+    assert not result["failed"], result["msg"]
+    ((argv, environ),) = node.installs
+    assert argv == ["/usr/bin/apt-get", "install", "-y", "-q", "--no-install-recommends",
+                    "nvidia-fabricmanager-535=%s-1" % DRIVER]
+    assert environ == {"DEBIAN_FRONTEND": "noninteractive"}
+    assert result["installed"] == "nvidia-fabricmanager-535 %s-1" % DRIVER
+    assert result["daemon_version"] == result["package_version"] == DRIVER and result["verification"] == "passed"
+    again = _run(node, install=True)
+    assert not again["changed"] and again["installed"] is None and len(node.installs) == 1
+
+
+def test_install_of_a_version_the_repositories_lack_fails_naming_what_they_offer(make_node):
+    node = make_node(fabric_manager_version="535.104.05")
+    node.offered = ["535.104.05-1"]
+    files = node.files()
+    result = _run(node, install=True)
+    assert result["failed"] and "offer nvidia-fabricmanager-535 at 535.104.05-1, not at the driver's version" in result["msg"]
+    assert node.installs == [] and node.calls == [] and node.files() == files
