@@ -23,7 +23,7 @@ description:
   - With O(install=true), a missing package, or one at another version, is first installed at the driver's version
     from the node's configured repositories (C(apt-get) with the exact version C(apt-cache madison) offers, or
     C(dnf)).
-  - Adds the drop-in C(/etc/systemd/system/nvidia-fabricmanager.service.d/90-gpuops-fabricmanager.conf):
+  - Adds the drop-in C(/etc/systemd/system/nvidia-fabricmanager.service.d/90-gpuops-fabricmanager.conf), which sets
     C(ConditionPathExistsGlob=/dev/nvidia-nvswitch[0-9]*), so an image shared by PCIe and NVSwitch nodes boots
     cleanly on both, and C(After=nvidia-persistenced.service), the first step of the boot order persistence,
     Fabric Manager, the MIG boot service, the GPU clients. The packaged unit is never edited.

@@ -19,8 +19,9 @@ import os
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, load_config
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import MODELS
 
-# Zero-cost knobs, the GPU runtime (persistence, then Fabric Manager, as the boot order has them), partitioning (MIG before MPS, so MPS starts on the instances it
-# serves), then the data path, which describes the GPUs as partitioning left them.
+# Zero-cost knobs, the GPU runtime (persistence, then Fabric Manager, as the boot order has them), partitioning
+# (MIG before MPS, so MPS starts on the instances it serves), then the data path, which describes the GPUs as
+# partitioning left them.
 NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "fabricmanager", "mig", "mps", "numa_binding")
 # The roles whose features end the plan of a node in their inventory group: Slurm and the kubelet are told the
 # topology the node roles left.
