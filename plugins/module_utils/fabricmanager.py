@@ -136,8 +136,8 @@ def version_mismatch(daemon_version, driver_version, package):
     if daemon_version == driver_version:
         return None
     return ("Fabric Manager %s does not match the NVIDIA driver %s: install %s at version %s "
-            "(Fabric Manager must equal the driver's version exactly); nothing was changed"
-            % (daemon_version or "(unknown version)", driver_version, package, driver_version))
+            "(Fabric Manager must equal the driver's version exactly); nothing was changed") % (
+                daemon_version or "(unknown version)", driver_version, package, driver_version)
 
 
 def render_dropin(unit_path):

@@ -42,8 +42,8 @@ def _version(state):
         return check(VERSION_ID, AREA, title, PASS, expected, installed, "Fabric Manager matches the driver")
     if installed:
         return check(VERSION_ID, AREA, title, FAIL, expected, installed,
-                     "Fabric Manager does not start at another version than the driver's: install %s at %s"
-                     % (state.get("package"), state.get("driver_version")))
+                     "Fabric Manager does not start at another version than the driver's: install %s at %s" % (
+                         state.get("package"), state.get("driver_version")))
     return check(VERSION_ID, AREA, title, FAIL, expected, "not installed",
                  state.get("msg") or "install %s at %s" % (state.get("package"), state.get("driver_version")))
 

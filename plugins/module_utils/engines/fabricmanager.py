@@ -98,8 +98,9 @@ def install_package(feature, manager, result):
     package, driver = result["package"], result["driver_version"]
     installer = feature.get_bin_path(INSTALLERS[manager])
     if not installer:
-        feature.fail_json(msg="install: %s is needed to install %s at version %s, and is not found; nothing was changed"
-                          % (INSTALLERS[manager], package, driver), **result)
+        missing = "install: %s is needed to install %s at version %s, and is not found; nothing was changed" % (
+            INSTALLERS[manager], package, driver)
+        feature.fail_json(msg=missing, **result)
     version = driver
     if manager == "dpkg":
         madison = [feature.get_bin_path("apt-cache") or "apt-cache", "madison", package]
