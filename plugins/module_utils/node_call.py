@@ -41,11 +41,11 @@ ENGINES = dict((engine.NAME, engine) for engine in (
     gpu_numa_facts, slurm_gres, kubelet_config))
 # Options the call sets once for every feature: one tree, one lock.
 CALL_OPTIONS = ("root", "lock_timeout")
-# Features checked against the node in check mode before the call changes anything: a MIG layout a GPU cannot
-# take, MPS GPU sets on unknown GPUs or GPUs in MIG mode, running work in the way, kubelet reservations on CPUs or
-# NUMA nodes the node lacks. Their refusals are bad inputs, which fail before the first change; the other engines
-# check their inputs before they act.
-CHECKED_FIRST = ("nvidia_mig", "mps", "kubelet_config")
+# Features checked against the node in check mode before the call changes anything: a Fabric Manager at another
+# version than the driver's (or missing, or masked), a MIG layout a GPU cannot take, MPS GPU sets on unknown GPUs or
+# GPUs in MIG mode, running work in the way, kubelet reservations on CPUs or NUMA nodes the node lacks. Their
+# refusals fail before the first change; the other engines check their inputs before they act.
+CHECKED_FIRST = ("fabricmanager", "nvidia_mig", "mps", "kubelet_config")
 
 
 class PlanError(Exception):

@@ -22,11 +22,11 @@ description:
     call. Its options are in C(plugins/module_utils/engines/mig_boot.py); the mig role sets them.
   - Every feature's arguments are checked against its module's options before anything runs, so a bad one fails
     the call before the first change, naming the feature and the option.
-  - Outside check mode, the C(nvidia_mig) and C(kubelet_config) features and the C(mps) features with
-    C(state=present) in their arguments first run in check mode against the node as it is. A layout a GPU cannot
-    take, GPU sets on unknown GPUs or GPUs in MIG mode, a missing client account, running work in the way or kubelet
-    settings the node's CPUs and NUMA nodes cannot hold fail the call there, naming the feature, before any feature
-    changes the node.
+  - Outside check mode, the C(fabricmanager), C(nvidia_mig) and C(kubelet_config) features and the C(mps) features
+    with C(state=present) in their arguments first run in check mode against the node as it is. A Fabric Manager at
+    another version than the driver's, missing or masked, a layout a GPU cannot take, GPU sets on unknown GPUs or
+    GPUs in MIG mode, a missing client account, running work in the way or kubelet settings the node's CPUs and NUMA
+    nodes cannot hold fail the call there, naming the feature, before any feature changes the node.
   - A C(slurm_gres) feature without C(gpus) describes the GPUs of the C(gpu_numa_facts) feature its
     C(topology_feature) names, when that ran earlier in the same call, else reads them itself.
   - The first feature that fails stops the call; the result names it (RV(failed_feature)) and the features after it

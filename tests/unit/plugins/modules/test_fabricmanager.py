@@ -20,6 +20,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.engines import fa
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig
 from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import last_setting
+from ansible_collections.gpuops.hardening.plugins.modules.node import main as node_main
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import gpu_models
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api, installer
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import NODE_LOCK_PATHS, run_module
@@ -375,3 +376,17 @@ def test_install_of_a_version_the_repositories_lack_fails_naming_what_they_offer
     result = _run(node, install=True)
     assert result["failed"] and "offer nvidia-fabricmanager-535 at 535.104.05-1, not at the driver's version" in result["msg"]
     assert node.installs == [] and node.calls == [] and node.files() == files
+
+
+def test_in_a_node_call_a_mismatch_fails_before_the_features_ahead_of_it_change_anything(make_node):
+    node = make_node(fabric_manager_version="535.104.05")
+    written = "/etc/gpuops-hardening/written-before-fabricmanager"
+    features = [{"name": "files", "engine": "installed_files",
+                 "args": {"files": [{"path": written, "content": "x\n"}]}},
+                {"name": "fabricmanager", "engine": "fabricmanager", "args": {"fabric_gpus": FABRIC_GPUS}}]
+    systemctl = fake_systemctl(node)
+    with mock.patch.object(engine, "Systemctl", systemctl), mock.patch.object(nvidia_mig, "Systemctl", systemctl):
+        result = run_module(node_main, {"root": str(node.root), "features": features})
+    assert result["failed"] and result["failed_feature"] == "fabricmanager", result
+    assert "535.104.05 does not match" in result["msg"]
+    assert not (node.root / written.lstrip("/")).exists() and node.calls == []
