@@ -4,7 +4,8 @@
 """Fabric Manager on the converged NVSwitch node gpu-train (the emulated DGX H100, inventory/lab.yml): running
 after nvidia-persistenced with every GPU's fabric trained; a version other than the driver's and a restart under
 a running CUDA application refused with nothing changed; the restart once the application ended (every GPU
-reset); and on the PCIe node gpu-infer a no-op that says why. Every test leaves the node converged."""
+reset); Fabric Manager after persistence at boot; and on the PCIe node gpu-infer a no-op that says why. Every
+test leaves the node converged."""
 
 from __future__ import annotations
 
@@ -88,6 +89,28 @@ def test_a_restart_under_a_running_cuda_application_is_refused_then_resets_the_g
     assert node_result(output, "gpu-train")["features"]["fabricmanager"]["service_action"] == "restarted"
     assert sorted(event.get("gpu") for event in events_since(host, start) if event["event"] == "reset") == list(range(8))
     assert host.service(UNIT).is_running and set(_fabric(host)) == {("Completed", "Success")}
+
+
+def _monotonic(host, unit, prop):
+    return int(host.check_output("systemctl show --property=%s --value %s", prop, unit))
+
+
+def test_after_a_reboot_fabric_manager_starts_after_persistence_and_trains_the_fabric(host):
+    boots = emulator_state(host)["boot_count"]
+    subprocess.run(["docker", "restart", "gpu-train"], check=True, capture_output=True, timeout=180)
+    for _attempt in range(120):
+        if host.run("systemctl is-system-running").stdout.strip() in ("running", "degraded"):
+            break
+        time.sleep(1)
+    assert emulator_state(host)["boot_count"] == boots + 1, "the emulated driver did not boot"
+    assert host.service(UNIT).is_running, host.run("journalctl -b -u %s", UNIT).stdout
+    persistence_up = _monotonic(host, "nvidia-persistenced.service", "ActiveEnterTimestampMonotonic")
+    assert 0 < persistence_up <= _monotonic(host, UNIT, "InactiveExitTimestampMonotonic")
+    # The emulated fabric reports In Progress to the first nvidia-smi run after the start, then Completed.
+    _fabric(host)
+    assert set(_fabric(host)) == {("Completed", "Success")}
+    rc, output = run_playbook("playbooks/site.yml", "gpu-train")
+    assert rc == 0, output
 
 
 def test_the_pcie_node_changes_nothing_and_says_why():
