@@ -76,3 +76,15 @@ def wait_booted(name, timeout=BOOT_TIMEOUT_S):
             return
         time.sleep(0.5)
     raise RuntimeError("%s: systemd did not finish booting in %ds" % (name, timeout))
+
+
+def require_docker(items, what):
+    """A lab suite's pytest_collection_modifyitems: without docker its tests skip, and under CI fail."""
+    import shutil  # pylint: disable=import-outside-toplevel
+    import pytest  # pylint: disable=import-outside-toplevel
+    if shutil.which("docker"):
+        return
+    if os.environ.get("CI"):
+        raise pytest.UsageError("%s needs docker and the lab image; run `make lab` first" % what)
+    for item in items:
+        item.add_marker(pytest.mark.skip(reason="docker is not installed"))

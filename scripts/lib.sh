@@ -31,6 +31,13 @@ debian_mirror() {
   printf '%s\n' "${uri:-http://deb.debian.org/debian}"
 }
 
+# IMAGE:FLAVOUR-KEY, when a build with this cache key is there, tagged IMAGE:FLAVOUR; false when absent.
+use_cached_image() {
+  docker image inspect "$1:$2-$3" >/dev/null 2>&1 || return 1
+  log "Image $1:$2-$3 present"
+  docker tag "$1:$2-$3" "$1:$2"
+}
+
 # Hash of the given files, used as a cache key for built artefacts.
 content_hash() {
   cat "$@" | sha256sum | cut -c1-16

@@ -95,6 +95,18 @@ LINK_READINGS = (
 )
 
 
+def bind_signatures(library, functions):
+    """Set each (symbol, restype, argtypes) signature on the library; the first symbol it lacks, or None."""
+    for name, restype, argtypes in functions:
+        try:
+            function = getattr(library, name)
+        except AttributeError:
+            return name
+        function.restype = restype
+        function.argtypes = list(argtypes)
+    return None
+
+
 class CudaError(Exception):
     """A driver call that did not return CUDA_SUCCESS, or a library that cannot be loaded."""
 
@@ -104,14 +116,10 @@ class Driver(object):
 
     def __init__(self, library):
         self.library = library
-        for name, restype, argtypes in FUNCTIONS:
-            try:
-                function = getattr(library, name)
-            except AttributeError:
-                # A driver older than the function (the _v2 names came with CUDA 11).
-                raise CudaError("the CUDA driver library has no %s; the driver is too old" % name)
-            function.restype = restype
-            function.argtypes = list(argtypes)
+        missing = bind_signatures(library, FUNCTIONS)
+        if missing:
+            # A driver older than the function (the _v2 names came with CUDA 11).
+            raise CudaError("the CUDA driver library has no %s; the driver is too old" % missing)
 
     def error_text(self, code):
         text = ctypes.c_char_p()
@@ -138,13 +146,9 @@ class Nvml(object):
 
     def __init__(self, library):
         self.library = library
-        for name, restype, argtypes in NVML_FUNCTIONS:
-            try:
-                function = getattr(library, name)
-            except AttributeError:
-                raise NvmlError("the NVML library has no %s; the driver is too old" % name, unsupported=True)
-            function.restype = restype
-            function.argtypes = list(argtypes)
+        missing = bind_signatures(library, NVML_FUNCTIONS)
+        if missing:
+            raise NvmlError("the NVML library has no %s; the driver is too old" % missing, unsupported=True)
 
     def call(self, name, *args):
         code = getattr(self.library, name)(*args)

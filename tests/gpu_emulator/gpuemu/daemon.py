@@ -10,6 +10,8 @@ import select
 import signal
 import sys
 
+from . import state as state_file
+
 
 def detach(start, ready_timeout=10.0):
     """Run start(report) in a detached grandchild. start must call report(None) when
@@ -91,3 +93,25 @@ class StopRequest(object):
 
     def _note(self):
         self.requested = True
+
+
+def serve_until_stopped(report, state_path, name, files, stop_event=None):
+    """Report readiness, then wait for a stop signal: clear the daemon's record in the
+    state (only when it is still this process's: a newer instance may own it), note
+    stop_event when given, remove the daemon's files, and exit."""
+    def stop():
+        with state_file.editing(state_path) as current:
+            record = current["daemons"].get(name)
+            if record and record.get("pid") == os.getpid():
+                current["daemons"][name] = None
+                if stop_event:
+                    state_file.record(current, stop_event, pid=os.getpid())
+        for path in files:
+            if os.path.exists(path):
+                os.unlink(path)
+        sys.exit(0)
+
+    on_stop(stop)
+    report(None)
+    while True:
+        signal.pause()

@@ -12,8 +12,6 @@ into the background once ready, writes its pid file and starts training the fabr
 (fabric.py); SIGTERM stops it. The config file is taken and not read."""
 
 import os
-import signal
-import sys
 
 from . import daemon, fabric, runtime, state as state_file, texts
 
@@ -96,17 +94,4 @@ def _serve(report, state_path, run_dir):
         fabric.start_training(state)
         state_file.record(state, "fabricmanager_start", pid=os.getpid())
 
-    def stop():
-        with state_file.editing(state_path) as current:
-            record = current["daemons"].get(fabric.DAEMON)
-            if record and record.get("pid") == os.getpid():
-                current["daemons"][fabric.DAEMON] = None
-                state_file.record(current, "fabricmanager_stop", pid=os.getpid())
-        if os.path.exists(pid_path):
-            os.unlink(pid_path)
-        sys.exit(0)
-
-    daemon.on_stop(stop)
-    report(None)
-    while True:
-        signal.pause()
+    daemon.serve_until_stopped(report, state_path, fabric.DAEMON, [pid_path], stop_event="fabricmanager_stop")

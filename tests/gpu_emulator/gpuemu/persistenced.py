@@ -6,9 +6,7 @@ persistence mode Enabled on the GPUs it keeps persistent (all of them by default
 none with --no-persistence-mode); `nvidia-smi -pm` then talks to it."""
 
 import os
-import signal
 import socket
-import sys
 
 from . import daemon, runtime, state as state_file, texts
 
@@ -114,17 +112,4 @@ def _serve(report, state_path, run_dir, mode):
             "run_dir": run_dir,
         }
 
-    def stop():
-        with state_file.editing(state_path) as current:
-            record = current["daemons"].get("persistenced")
-            if record and record.get("pid") == os.getpid():
-                current["daemons"]["persistenced"] = None
-        for path in (pid_path, socket_path):
-            if os.path.exists(path):
-                os.unlink(path)
-        sys.exit(0)
-
-    daemon.on_stop(stop)
-    report(None)
-    while True:
-        signal.pause()
+    daemon.serve_until_stopped(report, state_path, "persistenced", [pid_path, socket_path])
