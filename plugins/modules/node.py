@@ -14,19 +14,19 @@ short_description: Converge a node's features in one call, in order, under one n
 version_added: "2.0.0"
 description:
   - Runs the feature engines a plan names (the same code as the modules C(sysctl_settings), C(swap_off), C(thp),
-    C(memlock), C(persistenced), C(nvidia_mig), C(installed_files), C(mps), C(gpu_numa_facts), C(slurm_gres) and
-    C(kubelet_config), and C(mig_boot)) one after another in one process on the node, in the order of O(features),
+    C(memlock), C(persistenced), C(fabricmanager), C(nvidia_mig), C(installed_files), C(mps), C(gpu_numa_facts),
+    C(slurm_gres) and C(kubelet_config), and C(mig_boot)) one after another in one process on the node, in the order of O(features),
     under one node lock.
   - C(mig_boot) has no module of its own; it puts in place the service that creates the MIG layout again at boot,
     recording the layout that the C(nvidia_mig) feature named by its C(layout_feature) resolved earlier in the same
     call. Its options are in C(plugins/module_utils/engines/mig_boot.py); the mig role sets them.
   - Every feature's arguments are checked against its module's options before anything runs, so a bad one fails
     the call before the first change, naming the feature and the option.
-  - Outside check mode, the C(nvidia_mig) and C(kubelet_config) features and the C(mps) features with
-    C(state=present) in their arguments first run in check mode against the node as it is. A layout a GPU cannot
-    take, GPU sets on unknown GPUs or GPUs in MIG mode, a missing client account, running work in the way or kubelet
-    settings the node's CPUs and NUMA nodes cannot hold fail the call there, naming the feature, before any feature
-    changes the node.
+  - Outside check mode, the C(fabricmanager), C(nvidia_mig) and C(kubelet_config) features and the C(mps) features
+    with C(state=present) in their arguments first run in check mode against the node as it is. A Fabric Manager at
+    another version than the driver's, missing or masked, a layout a GPU cannot take, GPU sets on unknown GPUs or
+    GPUs in MIG mode, a missing client account, running work in the way or kubelet settings the node's CPUs and NUMA
+    nodes cannot hold fail the call there, naming the feature, before any feature changes the node.
   - A C(slurm_gres) feature without C(gpus) describes the GPUs of the C(gpu_numa_facts) feature its
     C(topology_feature) names, when that ran earlier in the same call, else reads them itself.
   - The first feature that fails stops the call; the result names it (RV(failed_feature)) and the features after it
@@ -82,8 +82,8 @@ options:
         description: The module whose work this feature does.
         type: str
         required: true
-        choices: [sysctl_settings, swap_off, thp, memlock, persistenced, nvidia_mig, mig_boot, installed_files, mps,
-                  gpu_numa_facts, slurm_gres, kubelet_config]
+        choices: [sysctl_settings, swap_off, thp, memlock, persistenced, fabricmanager, nvidia_mig, mig_boot,
+                  installed_files, mps, gpu_numa_facts, slurm_gres, kubelet_config]
       args:
         description: The module's arguments.
         type: dict

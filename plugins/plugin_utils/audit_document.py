@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils import (
-    audit_checks, audit_gpu_checks, audit_kubelet_checks, audit_slurm_checks,
+    audit_checks, audit_fabricmanager_checks, audit_gpu_checks, audit_kubelet_checks, audit_slurm_checks,
 )
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.driver_compat import preflight_checks
 
@@ -26,6 +26,7 @@ NODE_FEATURES = {
     "thp": "thp",
     "memlock": "memlock",
     "persistenced": "persistenced",
+    "fabricmanager": "fabricmanager",
     "mig": "mig_layout",
     "mps": "mps",
     "slurm_gres": "slurm_gres",
@@ -33,7 +34,7 @@ NODE_FEATURES = {
 }
 # The role behind each state, whose failure explains a missing one.
 STATE_ROLES = {"sysctl_settings": "sysctl", "sysctl_swap": "sysctl", "thp": "thp", "memlock": "memlock",
-               "persistenced": "persistenced", "mig": "mig", "mps": "mps",
+               "persistenced": "persistenced", "fabricmanager": "fabricmanager", "mig": "mig", "mps": "mps",
                "slurm_gres": "slurm_gres", "kubelet": "kubelet_topology"}
 
 
@@ -67,6 +68,7 @@ def node_checks(inputs, states, role_errors, topology, cuda_versions, hardware=N
     found.extend(audit_checks.thp_checks(state("thp"), inputs.get("thp", {}), error("thp")))
     found.extend(audit_checks.memlock_checks(state("memlock"), inputs.get("memlock", {}), error("memlock")))
     found.extend(audit_gpu_checks.persistence_checks(state("persistenced"), topology, error("persistenced")))
+    found.extend(audit_fabricmanager_checks.fabricmanager_checks(state("fabricmanager"), error("fabricmanager")))
     found.extend(audit_gpu_checks.mig_checks(state("mig"), inputs.get("mig", {}), topology, error("mig")))
     found.extend(audit_gpu_checks.mps_checks(state("mps"), inputs.get("mps", {}), error("mps")))
     found.extend(audit_gpu_checks.topology_checks(topology, error("numa_binding")))

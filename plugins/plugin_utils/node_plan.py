@@ -17,10 +17,12 @@ __metaclass__ = type
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, load_config
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import MODELS
 
-# Zero-cost knobs, the GPU runtime, partitioning (MIG before MPS, so MPS starts on the instances it
-# serves), then the data path, which describes the GPUs as partitioning left them.
-NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "mig", "mps", "numa_binding")
+# Zero-cost knobs, the GPU runtime (persistence, then Fabric Manager, as the boot order has them), partitioning
+# (MIG before MPS, so MPS starts on the instances it serves), then the data path, which describes the GPUs as
+# partitioning left them.
+NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "fabricmanager", "mig", "mps", "numa_binding")
 # The roles whose features end the plan of a node in their inventory group: Slurm and the kubelet are told the
 # topology the node roles left.
 GROUP_ROLES = (("slurm_gres", "slurm_nodes"), ("kubelet_topology", "kubernetes_nodes"))
@@ -92,6 +94,15 @@ def persistenced_features(inputs, variables, context):
     args = prefixed(inputs, "persistenced", ("unmask", "require_gpu", "timeout"))
     args["timeout_variable"] = "persistenced_timeout"
     return [feature("persistenced", "persistenced", ["persistenced_service"], "persistenced", args)]
+
+
+def fabricmanager_features(inputs, variables, context):
+    del variables, context
+    args = prefixed(inputs, "fabricmanager", ("install", "wait_seconds", "timeout"))
+    args.update(force=inputs["fabricmanager_force_restart"], timeout_variable="fabricmanager_timeout",
+                # Where the model table expects a fabric, missing NVSwitch device nodes fail instead of a no-op.
+                fabric_gpus=dict((name, spec["fabric_gpus"]) for name, spec in MODELS.items() if spec.get("fabric_gpus")))
+    return [feature("fabricmanager", "fabricmanager", ["fabricmanager_service"], "fabricmanager", args)]
 
 
 def mig_features(inputs, variables, context):
@@ -198,8 +209,8 @@ def slurmd_memlock(plan, inputs_by_role, roles, context):
 
 
 BUILDERS = {"sysctl": sysctl_features, "thp": thp_features, "memlock": memlock_features,
-            "persistenced": persistenced_features, "mig": mig_features, "mps": mps_features,
-            "numa_binding": numa_binding_features, "slurm_gres": slurm_gres_features,
+            "persistenced": persistenced_features, "fabricmanager": fabricmanager_features, "mig": mig_features,
+            "mps": mps_features, "numa_binding": numa_binding_features, "slurm_gres": slurm_gres_features,
             "kubelet_topology": kubelet_topology_features}
 
 

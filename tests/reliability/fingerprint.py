@@ -49,7 +49,7 @@ MANAGED_PATHS = (
 )
 
 THP_FILES = ("enabled", "defrag", "khugepaged/defrag")
-FIXED_UNITS = ("nvidia-persistenced.service", "gpuops-mig.service", "docker.service")
+FIXED_UNITS = ("nvidia-persistenced.service", "nvidia-fabricmanager.service", "gpuops-mig.service", "docker.service")
 EMULATOR_STATE = "/var/lib/gpuemu/state.json"
 
 

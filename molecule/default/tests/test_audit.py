@@ -139,6 +139,18 @@ def test_what_the_roles_set_passes_and_what_a_container_cannot_apply_warns(audit
         assert mig["mig.layout.gpu%d" % gpu]["verdict"] == "PASS", mig["mig.layout.gpu%d" % gpu]
 
 
+def test_fabric_manager_passes_on_the_nvswitch_nodes_and_is_skipped_on_the_pcie_node(audits):
+    documents = node_documents(REPORT_DIR)
+    for node in ("gpu-train", "gpu-mig"):
+        checks = by_id(documents[node])
+        for check_id in ("fabricmanager.version", "fabricmanager.daemon", "fabricmanager.order"):
+            assert checks[check_id]["verdict"] == "PASS", (node, checks[check_id])
+    # The H100s report their fabric; the A100s' boards leave it to Fabric Manager.
+    assert by_id(documents["gpu-train"])["hardware.gpu0.fabric"]["verdict"] == "PASS"
+    skipped = by_id(documents["gpu-infer"])["fabricmanager.daemon"]
+    assert skipped["verdict"] == "SKIP" and skipped["reason"].startswith("no NVSwitch on this node"), skipped
+
+
 def test_the_preflight_flags_a_driver_too_old_for_cuda_13(audits):
     checks = by_id(node_documents(REPORT_DIR)["gpu-train"])
     assert checks["driver.cuda.13.0"]["verdict"] == "FAIL", checks["driver.cuda.13.0"]

@@ -270,6 +270,9 @@ def test_after_a_reboot_the_boot_service_restores_the_layout(host):
     done = int(host.check_output("systemctl show --property=ExecMainExitTimestampMonotonic --value gpuemu-boot.service"))
     began = int(host.check_output("systemctl show --property=ExecMainStartTimestampMonotonic --value gpuops-mig.service"))
     assert done <= began, "the layout was applied before the emulated driver booted"
+    fabric_up = int(host.check_output("systemctl show --property=ActiveEnterTimestampMonotonic --value "
+                                      "nvidia-fabricmanager.service"))
+    assert 0 < fabric_up <= began, "the layout was applied before Fabric Manager ran"
     devices = mig_devices(host)
     for gpu, counts in DECLARED.items():
         assert profile_counts(devices[gpu]) == counts, host.run("journalctl -b -u gpuops-mig").stdout

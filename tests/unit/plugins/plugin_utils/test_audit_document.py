@@ -45,7 +45,7 @@ def test_every_area_is_checked_in_the_tuning_order():
     for item in checks:
         if item["area"] not in areas:
             areas.append(item["area"])
-    assert areas == ["sysctl", "swap", "thp", "memlock", "persistence", "mig", "mps", "topology", "driver"]
+    assert areas == ["sysctl", "swap", "thp", "memlock", "persistence", "fabricmanager", "mig", "mps", "topology", "driver"]
     by_id = dict((item["id"], item) for item in checks)
     assert (by_id["thp.live.enabled"]["verdict"], by_id["thp.live.enabled"]["reason"]) == ("FAIL", "boom")
     assert by_id["memlock.login"]["verdict"] == "SKIP"  # its task did not run, and its role did not fail

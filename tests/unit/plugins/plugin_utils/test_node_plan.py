@@ -173,3 +173,21 @@ def test_no_playbook_or_role_lists_the_node_roles_again():
     for path in glob.glob(os.path.join(ROOT, "roles", "*", "*", "*.yml")) + glob.glob(os.path.join(ROOT, "playbooks", "*.yml")):
         with open(path, encoding="utf-8") as handle:
             assert listed not in handle.read(), path
+
+
+def test_fabricmanager_runs_after_persistenced_with_its_inputs_and_the_models_whose_boards_carry_nvswitches():
+    plan = plan_for({"fabricmanager_install": True, "fabricmanager_force_restart": True})
+    names = [entry["name"] for entry in plan]
+    assert names.index("fabricmanager") == names.index("persistenced") + 1
+    args = plan[names.index("fabricmanager")]["args"]
+    assert args["install"] is True and args["force"] is True and args["wait_seconds"] == 120
+    assert args["fabric_gpus"] == {"NVIDIA H100 80GB HBM3": 8, "NVIDIA H200": 8}
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"fabricmanager_wait_seconds": 5}, "fabricmanager_wait_seconds: got 5; allowed: an integer from 10 to 3600 (seconds)"),
+    ({"fabricmanager_timeout": 0}, "fabricmanager_timeout: got 0; allowed: an integer from 1 to 600 (seconds)"),
+])
+def test_fabricmanager_seconds_out_of_range_name_the_variable(given, message):
+    errors, dummy, dummy = check_collection(ROLES, given)
+    assert [error for error in errors if "fabricmanager" in error] == ["fabricmanager role: " + message]
