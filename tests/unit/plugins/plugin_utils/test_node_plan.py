@@ -173,3 +173,12 @@ def test_no_playbook_or_role_lists_the_node_roles_again():
     for path in glob.glob(os.path.join(ROOT, "roles", "*", "*", "*.yml")) + glob.glob(os.path.join(ROOT, "playbooks", "*.yml")):
         with open(path, encoding="utf-8") as handle:
             assert listed not in handle.read(), path
+
+
+def test_the_audits_own_read_is_a_valid_feature_tagged_with_its_collect_step():
+    features = node_plan.audit_features({}, {}, None)
+    assert [(entry["name"], entry["engine"], entry["tags"]) for entry in features] == [
+        ("containers", "container_facts", ["audit", "audit_collect", "audit_containers"])]
+    plan = plan_for({}) + features
+    assert [name for name, dummy, dummy in checked_plan(plan, "/", 30)][-1] == "containers"
+    assert "containers" not in [entry["name"] for entry in plan_for({})], "a converge's plan reads no runtime"
