@@ -13,7 +13,7 @@
   than the host's WARNs on a node with RDMA devices (collectives through NAT, not the RDMA NICs);
 - each local image: the CUDA it needs (NVIDIA_REQUIRE_CUDA, else CUDA_VERSION) against the driver through the
   driver preflight's floor table (driver_compat): an image that cannot initialise CUDA here FAILs; its size is
-  reported.
+  reported, and the images that declare no CUDA are one check with their count, size and the largest.
 Each reason names the container or image and the fix.
 """
 
@@ -27,6 +27,8 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_checks impo
 AREA = "containers"
 DEFAULT_SHM_BYTES = 64 << 20
 MIB, GIB = 1 << 20, 1 << 30
+# The images without CUDA are one check, naming this many of the largest.
+LARGEST_SHOWN = 5
 DATA_ROOT_OPTION = {"docker": "data-root in /etc/docker/daemon.json",
                     "podman": "graphroot in /etc/containers/storage.conf"}
 SHM_FIX = "run it with --shm-size (such as 16g) or --ipc=host; in Kubernetes, mount an emptyDir of medium Memory at /dev/shm"
@@ -171,13 +173,23 @@ def _image_name(image):
     return (image.get("tags") or [image["id"]])[0]
 
 
+def _images(name, images):
+    """One check for the images that declare no CUDA: how many, their size, the largest (slim images start short
+    jobs sooner)."""
+    if not images:
+        return []
+    largest = sorted(images, key=lambda image: -(image.get("size") or 0))[:LARGEST_SHOWN]
+    total = sum(image.get("size") or 0 for image in images)
+    return [_check("%s.images" % name, "%s images without CUDA" % name, PASS, "reported", "%d image(s), %s"
+                   % (len(images), size_text(total)), "%d local image(s) declare no CUDA version; the largest: %s"
+                   % (len(images), ", ".join("%s (%s)" % (_image_name(image), size_text(image.get("size")))
+                                              for image in largest)))]
+
+
 def _image(name, image, driver):
     label = _image_name(image)
     check_id, title = "%s.image.%s" % (name, label), "image %s" % label
     size = size_text(image.get("size"))
-    if not image.get("cuda"):
-        return _check(check_id, title, PASS, "a driver that runs its CUDA", "no CUDA requirement, %s" % size,
-                      "image %s declares no CUDA version; its size is %s" % (label, size))
     actual = "needs CUDA %s (%s), %s" % (image["cuda"], image["cuda_source"], size)
     if not driver.get("driver_version"):
         return _check(check_id, title, SKIP, "a driver that runs CUDA %s" % image["cuda"], actual,
@@ -215,7 +227,9 @@ def runtime_checks(runtime, limits, rdma_devices, driver):
         prefix = "%s.%s" % (name, container["name"])
         found.extend([_writable(prefix, container, limits), _shm(prefix, container), _memlock(prefix, container),
                       _network(prefix, container, rdma_devices)])
-    found.extend(_image(name, image, driver) for image in runtime.get("images") or [])
+    images = runtime.get("images") or []
+    found.extend(_image(name, image, driver) for image in images if image.get("cuda"))
+    found.extend(_images(name, [image for image in images if not image.get("cuda")]))
     return found
 
 

@@ -134,3 +134,14 @@ def test_a_node_without_a_runtime_says_why_the_area_is_skipped():
     assert "docker, podman" in found[0]["reason"]
     assert container_checks(None, LIMITS, [], DRIVER)[0]["verdict"] == "SKIP"
     assert container_checks(None, LIMITS, [], DRIVER, why_missing="docker hung")[0]["verdict"] == "FAIL"
+
+
+def test_images_without_cuda_are_one_check_naming_the_largest():
+    runtime = changed(images=[{"id": "%012d" % number, "tags": ["tool:%d" % number] if number else [],
+                               "size": (number + 1) << 20, "cuda": None, "cuda_source": None,
+                               "require_disabled": False} for number in range(7)])
+    found = checks(runtime)
+    assert not [key for key in found if ".image." in key]
+    images = found["containers.docker.images"]
+    assert images["verdict"] == "PASS" and images["actual"] == "7 image(s), 28 MiB"
+    assert images["reason"].endswith("tool:6 (7 MiB), tool:5 (6 MiB), tool:4 (5 MiB), tool:3 (4 MiB), tool:2 (3 MiB)")
