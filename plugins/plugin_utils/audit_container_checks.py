@@ -180,10 +180,10 @@ def _images(name, images):
         return []
     largest = sorted(images, key=lambda image: -(image.get("size") or 0))[:LARGEST_SHOWN]
     total = sum(image.get("size") or 0 for image in images)
-    return [_check("%s.images" % name, "%s images without CUDA" % name, PASS, "reported", "%d image(s), %s"
-                   % (len(images), size_text(total)), "%d local image(s) declare no CUDA version; the largest: %s"
-                   % (len(images), ", ".join("%s (%s)" % (_image_name(image), size_text(image.get("size")))
-                                              for image in largest)))]
+    shown = ", ".join("%s (%s)" % (_image_name(image), size_text(image.get("size"))) for image in largest)
+    return [_check("%s.images" % name, "%s images without CUDA" % name, PASS, "reported",
+                   "%d image(s), %s" % (len(images), size_text(total)),
+                   "%d local image(s) declare no CUDA version; the largest: %s" % (len(images), shown))]
 
 
 def _image(name, image, driver):

@@ -66,8 +66,8 @@ def test_visible_devices_under_the_nvidia_runtime_hold_a_gpu():
 
 def test_image_inspect_gives_size_and_cuda():
     images = container_reads.parse_images(fixture("image_inspect.json"))
-    assert [image["tags"] for image in images] == [["gpuops-lab/debian12:ac9129d5e3fcef80", "gpuops-lab/debian12:lab"],
-                                                  ["gpuops-ctaudit-capture/cuda:13.0"]]
+    tags = [image["tags"] for image in images]
+    assert tags == [["gpuops-lab/debian12:ac9129d5e3fcef80", "gpuops-lab/debian12:lab"], ["gpuops-ctaudit-capture/cuda:13.0"]]
     assert images[0]["cuda"] is None and images[0]["size"] == 227892165
     assert images[1]["cuda"] == "13.0" and images[1]["cuda_source"] == "NVIDIA_REQUIRE_CUDA=cuda>=13.0"
     assert images[0]["id"] == "8fbf6186b35b"
