@@ -87,9 +87,10 @@ def _gpu_holder(host_config, env):
 
 
 def _memlock_ulimit(host_config):
-    """The memlock --ulimit of a container ({soft, hard}, -1 for unlimited), or None where it has none."""
+    """The memlock --ulimit of a container ({soft, hard}, -1 for unlimited), or None where it has none. Docker names
+    it memlock; Podman lists every limit by its kernel name (RLIMIT_MEMLOCK)."""
     for ulimit in host_config.get("Ulimits") or []:
-        if ulimit.get("Name") == "memlock":
+        if str(ulimit.get("Name")).lower() in ("memlock", "rlimit_memlock"):
             return {"soft": ulimit.get("Soft"), "hard": ulimit.get("Hard")}
     return None
 

@@ -106,3 +106,9 @@ def test_the_mount_of_a_path_is_the_longest_mount_point_above_it():
     assert container_reads.mount_of("/var/lib/docker old/x", mounts)["fstype"] == "xfs"
     assert container_reads.mount_of("/srv", mounts)["source"] == "/dev/vda1"
     assert container_reads.is_network_filesystem("nfs4") and not container_reads.is_network_filesystem("ext4")
+
+
+def test_podman_names_the_memlock_ulimit_by_its_kernel_name():
+    text = ('[{"Name": "job", "HostConfig": {"Ulimits": [{"Name": "RLIMIT_NOFILE", "Soft": 1048576, "Hard": 1048576},'
+            ' {"Name": "RLIMIT_MEMLOCK", "Soft": -1, "Hard": -1}]}, "Config": {}}]')
+    assert container_reads.parse_containers(text)[0]["memlock"] == {"soft": -1, "hard": -1}
