@@ -112,3 +112,16 @@ def test_podman_names_the_memlock_ulimit_by_its_kernel_name():
     text = ('[{"Name": "job", "HostConfig": {"Ulimits": [{"Name": "RLIMIT_NOFILE", "Soft": 1048576, "Hard": 1048576},'
             ' {"Name": "RLIMIT_MEMLOCK", "Soft": -1, "Hard": -1}]}, "Config": {}}]')
     assert container_reads.parse_containers(text)[0]["memlock"] == {"soft": -1, "hard": -1}
+
+
+def test_a_real_podman_container_holding_a_gpu_through_cdi():
+    """Podman 4.3's inspect is Docker's shape; a CDI device shows as the device nodes its spec gives."""
+    path = os.path.join(os.path.dirname(FIXTURES), "podman_4.3", "container_inspect.json")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert text.startswith("# command: podman container inspect --size")
+    container = container_reads.parse_containers(text)[0]
+    assert container["name"] == "ctaudit-cdi" and container["gpu"] == "device: /dev/nvidia3"
+    # Podman's default /dev/shm: 65536000 bytes (62.5 MiB), under Docker's 64 MiB.
+    assert container["shm_size"] == 65536000 and container["memlock"] is None
+    assert container["network_mode"] == "none" and container["writable_bytes"] == 450 and container["pid"]
