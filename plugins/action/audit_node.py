@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_container_checks import container_checks
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document import (
     node_checks,
     node_document,
@@ -43,8 +44,20 @@ class ActionModule(ActionBase):
                           plain(facts.get("gpu_gpudirect")))
         checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []),
                              hardware)
+        checks.extend(self._containers(facts, inputs, topology))
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")
         document = node_document(task_vars.get("inventory_hostname"), profile, checks, topology,
                                  node_readiness=readiness(hardware, collected=health is not None))
         result.update(changed=False, ansible_facts={"gpuops_audit": document}, summary=document["summary"])
         return result
+
+    def _containers(self, facts, inputs, topology):
+        """The containers area, from this run's containers feature (audit_container_checks)."""
+        node = self._task.args.get("node") or {}
+        failed = "containers" in (node.get("failed_features") or [])
+        why = ((node.get("features") or {}).get("containers") or {}).get("msg") if failed else None
+        rdma_devices = (plain(facts.get("gpu_gpudirect")) or {}).get("rdma_devices") or []
+        driver = {"driver_version": topology.get("driver_version"), "cuda_version": topology.get("cuda_version")}
+        fact = plain(facts["container_runtimes"]) if facts.get("container_runtimes") is not None else None
+        return container_checks(fact, inputs.get("audit") or {}, rdma_devices, driver,
+                                why_missing=why or ("the containers feature failed" if failed else None))

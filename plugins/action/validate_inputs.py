@@ -17,6 +17,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import 
     PLAN_ROLES,
     PlanContext,
     PlanInputError,
+    audit_features,
     node_plan,
     plan_roles,
 )
@@ -88,6 +89,8 @@ class ActionModule(ActionBase):
             context = PlanContext(ROLES_DIR, self._controller_yaml, task_vars.get("inventory_hostname"))
             try:
                 result["plan"] = node_plan(inputs, roles, context, wanted)
+                if role in READ_ONLY_ROLES:
+                    result["plan"].extend(audit_features(inputs[role], roles[role].variables, context))
             except PlanInputError as error:
                 errors.append(str(error))
         if errors:

@@ -19,6 +19,7 @@ import time
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import (
+    container_facts,
     fabricmanager,
     gpu_numa_facts,
     installed_files,
@@ -38,7 +39,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.node_host import 
 # The engines a plan may name. The plan (not this list) sets the order the features run in.
 ENGINES = dict((engine.NAME, engine) for engine in (
     sysctl_settings, swap_off, thp, memlock, persistenced, fabricmanager, nvidia_mig, mig_boot, installed_files, mps,
-    gpu_numa_facts, slurm_gres, kubelet_config))
+    gpu_numa_facts, slurm_gres, kubelet_config, container_facts))
 # Options the call sets once for every feature: one tree, one lock.
 CALL_OPTIONS = ("root", "lock_timeout")
 # Features checked against the node in check mode before the call changes anything: a Fabric Manager at another

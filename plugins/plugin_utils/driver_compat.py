@@ -159,6 +159,13 @@ def _cuda_check(version, driver, driver_cuda):
                   "driver %s meets the CUDA %d.x floor %s and reports CUDA %s" % (driver, major, floor, driver_cuda))
 
 
+def cuda_judgement(cuda_version, driver, driver_cuda):
+    """(verdict, expected, reason) of CUDA cuda_version applications on this driver, as the driver.cuda check
+    gives them (the containers audit judges each image's CUDA with it)."""
+    found = _cuda_check(cuda_version, driver, driver_cuda)
+    return found["verdict"], found["expected"], found["reason"]
+
+
 def mig_capable(gpu):
     """Whether nvidia-smi reports a MIG mode for the GPU (a gpu_topology entry); the audit's MIG checks use it too."""
     return gpu.get("mig_mode") not in _MIG_NOT_AVAILABLE or gpu.get("mig_mode_pending") not in _MIG_NOT_AVAILABLE

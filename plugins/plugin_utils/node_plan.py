@@ -214,6 +214,13 @@ BUILDERS = {"sysctl": sysctl_features, "thp": thp_features, "memlock": memlock_f
             "kubelet_topology": kubelet_topology_features}
 
 
+# The audit's own read, after the node roles' features in its call: the container runtimes (read only; no
+# converge runs it). Its tags let --tags audit_collect select it as they select the call.
+def audit_features(inputs, variables, context):
+    del inputs, variables, context
+    return [feature("containers", "audit", ["audit_collect", "audit_containers"], "container_facts", {})]
+
+
 class PlanContext(object):
     """What a builder may read on the controller: the roles' files, and files an input names."""
 

@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """audit: CUDA versions NVIDIA's minimum-driver table knows, baseline names that are file names, and per-model
-overrides whose keys and values the hardware checks know, and a metrics folder that is an absolute path on the node."""
+overrides whose keys and values the hardware checks know, a metrics folder that is an absolute path on the node,
+and container thresholds of 1 or more."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -32,6 +33,10 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
     if not isinstance(metrics_dir, str) or not metrics_dir.startswith("/"):
         found.append(bad("audit_metrics_dir", metrics_dir, "an absolute path on the node, the folder node_exporter's "
                          "textfile collector reads, such as /var/lib/prometheus/node-exporter"))
+    for name, unit in (("audit_container_free_space_gib", "GiB"), ("audit_container_writable_layer_mib", "MiB")):
+        value = inputs.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            found.append(bad(name, value, "an integer of 1 or more (%s)" % unit))
     return found
 
 

@@ -191,3 +191,12 @@ def test_fabricmanager_runs_after_persistenced_with_its_inputs_and_the_models_wh
 def test_fabricmanager_seconds_out_of_range_name_the_variable(given, message):
     errors, dummy, dummy = check_collection(ROLES, given)
     assert [error for error in errors if "fabricmanager" in error] == ["fabricmanager role: " + message]
+
+
+def test_the_audits_own_read_is_a_valid_feature_tagged_with_its_collect_step():
+    features = node_plan.audit_features({}, {}, None)
+    assert [(entry["name"], entry["engine"], entry["tags"]) for entry in features] == [
+        ("containers", "container_facts", ["audit", "audit_collect", "audit_containers"])]
+    plan = plan_for({}) + features
+    assert [name for name, dummy, dummy in checked_plan(plan, "/", 30)][-1] == "containers"
+    assert "containers" not in [entry["name"] for entry in plan_for({})], "a converge's plan reads no runtime"

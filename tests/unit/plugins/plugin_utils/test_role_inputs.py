@@ -289,6 +289,10 @@ def test_mps_directories_both_bad_are_not_also_reported_as_the_same():
     ({"audit_gpu_models": {"NVIDIA A10G": {"retired_pages_limit": True}}},
      ['audit_gpu_models["NVIDIA A10G"].retired_pages_limit: got true']),
     ({"audit_gpu_models": {"NVIDIA A10G": 4}}, ['audit_gpu_models["NVIDIA A10G"]: got 4; allowed: a mapping of']),
+    ({"audit_container_free_space_gib": 0}, ["audit_container_free_space_gib: got 0; allowed: an integer of 1 or more (GiB)"]),
+    ({"audit_container_writable_layer_mib": -5},
+     ["audit_container_writable_layer_mib: got -5; allowed: an integer of 1 or more (MiB)"]),
+    ({"audit_container_writable_layer_mib": "lots"}, ["audit_container_writable_layer_mib", "lots"]),
     ({"audit_metrics_dir": "node-exporter"}, ['audit_metrics_dir: got "node-exporter"; allowed: an absolute path on the node']),
     ({"audit_metrics_dir": ""}, ['audit_metrics_dir: got ""; allowed: an absolute path']),
 ])
