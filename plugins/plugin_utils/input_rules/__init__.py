@@ -18,6 +18,7 @@ __metaclass__ = type
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     audit,
     baseline,
+    container_runtime,
     kubelet_topology,
     memlock,
     mig,
@@ -33,6 +34,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 RULES = {
     "audit": audit,
     "baseline": baseline,
+    "container_runtime": container_runtime,
     "kubelet_topology": kubelet_topology,
     "memlock": memlock,
     "mig": mig,
