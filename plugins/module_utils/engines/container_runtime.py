@@ -84,11 +84,11 @@ class ContainerRuntimeRun(object):
             return [engine for engine in facts.ENGINES if self.installed(engine)]
         missing = [engine for engine in wanted if not self.installed(engine)]
         if missing:
+            looked_for = ", ".join("%s unit nor %s binary" % (facts.UNITS.get(engine, engine), facts.BINARIES[engine])
+                                   for engine in missing)
             self.fail("engines names %s, not installed on this node (no %s); nothing was changed. Install it, or "
                       "leave it out of container_runtime_engines (auto finds the installed ones)"
-                      % (", ".join(missing), ", ".join("%s unit nor %s binary" % (facts.UNITS.get(engine, engine),
-                                                                                facts.BINARIES[engine])
-                                                       for engine in missing)))
+                      % (", ".join(missing), looked_for))
         return [engine for engine in facts.ENGINES if engine in wanted]
 
     def find_ctk(self):
