@@ -26,6 +26,8 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.commands import C
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import UNIT_DIRS, Systemctl, find_unit, is_booted
+from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import (
+    CONTAINER_RUNTIME_ACTIONS_PENDING, RecordError, UnitRecord)
 
 # Package managers, in the order they are looked for, and how each installs one package unattended.
 PACKAGE_MANAGERS = (("apt-get", ["install", "-y", "--no-install-recommends"]), ("dnf", ["install", "-y"]),
@@ -215,14 +217,16 @@ class ContainerRuntimeRun(object):
 
     # --- services ----------------------------------------------------------------
 
-    def changed_engines(self):
-        return sorted(set(engine for engine, path, content, dummy, dummy2 in self.planned
-                          if engine in facts.UNITS and read_text(path) != content))
+    def changed_engines(self, owed):
+        """The engines whose files change, and those an earlier run changed but did not reload or restart."""
+        changed = set(engine for engine, path, content, dummy, dummy2 in self.planned
+                      if engine in facts.UNITS and read_text(path) != content)
+        return sorted(changed | set(engine for engine in self.result["engines"] if facts.UNITS.get(engine) in owed))
 
-    def service_actions(self, systemctl):
+    def service_actions(self, systemctl, owed):
         """{engine: action} for each engine whose files change: what its daemon needs to read them."""
         actions = {}
-        for engine in self.changed_engines():
+        for engine in self.changed_engines(owed):
             unit = facts.UNITS[engine]
             mask_path, unit_path = find_unit(unit, self.root)
             if mask_path:
@@ -307,7 +311,15 @@ def _converge(feature, scratch):
             getattr(run_, "plan_" + engine)()
     run_.plan_cdi()
     systemctl = Systemctl(feature, timeout=feature.params["timeout"]) if is_booted(run_.root) else None
-    actions = run_.service_actions(systemctl)
+    # A run killed between its writes and the reloads or restarts they need leaves them to this one: recorded first.
+    pending = UnitRecord(feature, CONTAINER_RUNTIME_ACTIONS_PENDING)
+    try:
+        owed = set(pending.units())
+    except RecordError as error:
+        return run_.fail("%s; nothing was changed" % error)
+    actions = run_.service_actions(systemctl, owed)
+    if actions:
+        pending.write(sorted(facts.UNITS[engine] for engine in actions))
     diffs = []
     for dummy, path, content, mode, backup in run_.planned:
         outcome, diff = ensure_content(feature, path, content, mode=mode, backup=backup)
@@ -321,6 +333,7 @@ def _converge(feature, scratch):
         if error:
             run_.fail("systemctl %s %s failed: %s" % (verb, unit, error))
         result["services"][unit] = action
+    pending.remove()
     result["changed"] = result["changed"] or bool(actions)
     result["diff"] = diffs
     return result

@@ -200,3 +200,17 @@ def test_check_mode_changes_nothing_and_says_what_the_run_does(node):
     for key in ("changed", "runtimes", "cdi", "services", "engines"):
         assert checked[key] == done[key], key
     assert checked["diff"] == done["diff"]
+
+
+def test_a_restart_an_earlier_run_owed_is_made_by_the_next_one(node):
+    node.install("containerd")
+    node.write("/etc/containerd/config.toml", CONTAINERD_CONFIG)
+    run(node)
+    # A run killed after its writes, before the restart: the record it wrote first is left.
+    node.write("/var/lib/gpuops-hardening/container-runtime-actions-pending.json", '{"units": ["containerd.service"]}\n')
+    checked = run(node, check_mode=True)
+    assert checked["changed"] and checked["services"] == {"containerd.service": "restarted"}
+    result = run(node)
+    assert result["services"] == {"containerd.service": "restarted"}
+    assert not node.path("/var/lib/gpuops-hardening/container-runtime-actions-pending.json").exists()
+    assert not run(node)["changed"]
