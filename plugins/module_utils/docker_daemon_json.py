@@ -110,12 +110,7 @@ def merge_daemon_json(text, ulimit):
     if text is None or not text.strip():
         data = OrderedDict([("default-ulimits", OrderedDict([(name, ulimit)]))])
         return json.dumps(data, indent=2) + "\n", True
-    try:
-        data = json.loads(text, object_pairs_hook=OrderedDict)
-    except ValueError as exc:
-        raise DaemonJsonError("is not valid JSON (%s)" % exc)
-    if not isinstance(data, dict):
-        raise DaemonJsonError("must hold a JSON object, found %s" % type(data).__name__)
+    data = load_daemon_json(text)
     ulimits = data.get("default-ulimits")
     if ulimits is None:
         ulimits = data["default-ulimits"] = OrderedDict()
