@@ -26,7 +26,7 @@ description:
     import that folder fails before any change, as containerd would never read the drop-in; a missing or empty one
     gets the toolkit's (C(version) and C(imports)). CRI-O gets C(/etc/crio/crio.conf.d/99-nvidia.toml).
   - Writes the CDI spec of C(nvidia-ctk cdi generate) (whole GPUs and MIG devices by index and by UUID) to
-    C(/var/run/cdi/nvidia.yaml) where the toolkit ships its refresh units (and enables them), else to
+    C(/var/run/cdi/nvidia.yaml) where the toolkit ships its refresh units (and enables them, starting the path unit), else to
     C(/etc/cdi/nvidia.yaml); a spec that no longer matches the node is rewritten and C(changes) of RV(cdi) lists what
     differed (devices, device nodes and libraries, the driver version).
   - Reloads dockerd (SIGHUP, for C(runtimes), C(default-runtime) and C(default-shm-size)) and restarts containerd

@@ -142,7 +142,8 @@ class ContainerRuntimeRun(object):
     def configure(self, engine, config, drop_in=None):
         arguments = ["runtime", "configure", "--runtime=%s" % engine, "--config=%s" % config]
         if drop_in:
-            arguments.append("--drop-in-config=%s" % drop_in)
+            # The copy, never the running daemon's own dump (--config-source=command), is what gets read.
+            arguments.extend(["--drop-in-config=%s" % drop_in, "--config-source=file"])
         if self.params["set_default"]:
             arguments.append("--set-as-default")
         self.ctk_run(arguments)
@@ -273,6 +274,13 @@ class ContainerRuntimeRun(object):
         if systemctl is not None:
             for unit in facts.CDI_REFRESH_UNITS:
                 changed = systemctl.enable(unit) or changed
+            # As the package's postinst does (enable --now): the path unit watches the driver and the toolkit from now.
+            path_unit = facts.CDI_REFRESH_UNITS[0]
+            if systemctl.show([path_unit], ["ActiveState"])[0].get("ActiveState") != "active":
+                error = systemctl.try_verb("start", path_unit)
+                if error:
+                    self.fail("systemctl start %s failed: %s" % (path_unit, error))
+                changed = True
         self.result["refresh_units"] = {"shipped": True, "changed": changed}
         return changed
 

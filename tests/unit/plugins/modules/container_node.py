@@ -109,6 +109,8 @@ class ContainerNode:
             def try_verb(self, verb, unit):
                 if not self.module.check_mode:
                     node.calls.append("%s %s" % (verb, unit))
+                    if verb in ("start", "restart"):
+                        node.active.add(unit)
                 return None
 
         with mock.patch.object(engine, "Systemctl", NodeSystemctl):

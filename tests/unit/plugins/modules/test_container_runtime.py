@@ -126,6 +126,7 @@ def test_with_the_refresh_units_the_spec_is_theirs_and_they_are_enabled(node):
     result = run(node)
     assert result["cdi"]["path"] == "/var/run/cdi/nvidia.yaml" and node.path("/var/run/cdi/nvidia.yaml").exists()
     assert node.enabled == {"nvidia-cdi-refresh.path", "nvidia-cdi-refresh.service"}
+    assert "start nvidia-cdi-refresh.path" in node.calls and "nvidia-cdi-refresh.path" in node.active
     assert result["refresh_units"] == {"shipped": True, "changed": True}
     assert not run(node)["changed"]
 
