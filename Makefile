@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser monitoring molecule reliability slurm kernel bench device-check device-check-bundle build release-check clean
+.PHONY: help demo test deps venv lab lab-down lint sanity units sanity-newest units-newest ee browser monitoring containers molecule reliability slurm kernel bench device-check device-check-bundle build release-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ browser: venv ## Open the audit's fleet report in headless Chromium and check wh
 
 monitoring: venv ## The audit's metrics and the alerting rules through promtool (check metrics, check rules, test rules)
 	@scripts/monitoring-test.sh
+
+containers: venv ## The container data path against Debian's real Docker, containerd and Podman in a lab node
+	@scripts/containers-test.sh
 
 molecule: venv ## Molecule default scenario on the container lab
 	@scripts/molecule-scenario.sh default

@@ -79,6 +79,8 @@ gate browser-lab-report env GPUOPS_AUDIT_REPORT_DIR="${STATE_DIR}/audit-report" 
 gate reliability scripts/reliability-test.sh
 # slurm_gres against Debian's real Slurm 22.05 in a lab container (tests/slurm).
 gate slurm scripts/slurm-test.sh
+# The data path against Debian's real Docker, containerd and Podman in a lab node (tests/containers).
+gate containers scripts/containers-test.sh
 gate molecule-kernel scripts/molecule-scenario.sh kernel
 # The newest supported ansible-core (2.21), in the execution environment; the gates above run 2.19.
 gate ee scripts/ee-test.sh

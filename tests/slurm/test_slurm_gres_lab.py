@@ -121,9 +121,9 @@ def test_the_audit_passes_the_gres_cores_and_fails_cpu_ids(converged, tmp_path):
 # GPU 1 as two 3g.40gb MIG devices (GPU instance profile 9 of the H100 PCIe), GPU 0 whole.
 MIG_TYPE = "h100_3g.40gb"
 MIG_GRES = "gpu:h100:1,gpu:%s:2" % MIG_TYPE
-# Any major will do in the lab; on a real node nvidia-modprobe makes these nodes with
-# the nvidia-caps major of /proc/devices (MIG User Guide, "Device Nodes and Capabilities").
-CAPS_MAJOR = "238"
+# The emulator's nvidia-caps major (gpuemu installer.CAPS_MAJOR); on a real node nvidia-modprobe
+# makes these nodes with the major /proc/devices gives (MIG User Guide, "Device Nodes and Capabilities").
+CAPS_MAJOR = 238
 
 
 def _enable_mig_on_gpu1():
@@ -146,12 +146,13 @@ def test_mig_devices_get_lines_that_slurmd_parses_and_binds(converged):
     devices = _mig_files(gres_conf)
     assert len(devices) == 2, gres_conf
     assert "File=/dev/nvidia0 Cores=0" in gres_conf and "File=/dev/nvidia1 " not in gres_conf, gres_conf
-    slurm_lab.exec_in(["mkdir", "-p", "/dev/nvidia-caps"])
     for files in devices:
         assert files[0] == "/dev/nvidia1", files
+        # The emulator made each new instance's capability nodes, as nvidia-modprobe does.
         for path in files[1:]:
             minor = re.fullmatch(r"/dev/nvidia-caps/nvidia-cap(\d+)", path).group(1)
-            slurm_lab.exec_in(["mknod", "-m", "0444", path, "c", CAPS_MAJOR, minor])
+            numbers = slurm_lab.exec_in(["stat", "-c", "%F %t:%T", path]).stdout.split()
+            assert numbers == ["character", "special", "file", "%x:%x" % (CAPS_MAJOR, int(minor))], (path, numbers)
     # As for any GRES count change: slurm.conf's Gres= follows, both daemons restart, and
     # the node, which slurmctld drains while slurmd's count and slurm.conf disagree, resumes.
     slurm_lab.write_slurm_conf(MIG_GRES)

@@ -13,7 +13,7 @@ from . import fabric, faults, gpu_holder, state as state_file, texts
 # process, and importing all of them (the XML renderer pulls in urllib) cost more than most calls' work.
 MODULES = {"nvidia-smi": "smi", "nvidia-persistenced": "persistenced", "nvidia-cuda-mps-control": "mps",
            "cuda-app": "cuda_app", "gpu-holder": "gpu_holder", "dmesg": "kernel_log",
-           "nvidia-ctk": "ctk", "nv-fabricmanager": "fabricmanager"}
+           "nvidia-ctk": "ctk", "nvidia-cdi-hook": "cdi_hook", "nv-fabricmanager": "fabricmanager"}
 TOOLS = tuple(MODULES)
 # Installed names that differ from the tool name.
 BINARIES = {"cuda-app": "gpuemu-cuda-app", "gpu-holder": gpu_holder.NAME}
@@ -73,6 +73,8 @@ def main(tool, argv, stdin=None, stdout=None, stderr=None, environ=None):
         return load("dmesg").main(list(argv), state, stdout, stderr)
     if tool == "nvidia-ctk":
         return load("nvidia-ctk").main(list(argv), state, stdout, stderr, environ)
+    if tool == "nvidia-cdi-hook":
+        return load("nvidia-cdi-hook").main(list(argv), stdin, stderr)
     if tool == "nv-fabricmanager":
         return load("nv-fabricmanager").main(list(argv), path, stdout, stderr)
     stderr.write("gpuemu: unknown tool %s\n" % tool)

@@ -23,16 +23,22 @@ Sources, NVIDIA/nvidia-container-toolkit at tag v1.19.1:
 * cmd/nvidia-ctk/cdi/generate/generate_test.go: the layout of the written spec (field
   order, `---`, four-space indent, cdiVersion 0.5.0).
 
+* internal/edits/device.go fromPathOrDefault: a device node that is a character device on
+  the node (runc's DeviceFromPath) carries its major, minor, permission bits (fileMode, left
+  out when 0), the permissions "rwm" and its group when not 0; any other path carries only
+  its path, for the runtime to fill in.
+
 Emulator choices: the libraries are a fixed compute driver set (the real tool mounts every
-*.so.<version> the ld cache lists), the node's /dev nodes are taken as the driver makes them
-(all four control nodes, one per GPU, the caps of each MIG device) and device nodes carry
-only their path (the real tool adds major, minor and mode when the node is a character
-device; the emulator's nodes may be plain files, where it writes only the path too).
+*.so.<version> the ld cache lists), and the node's /dev nodes are taken as the driver makes
+them (all four control nodes, one per GPU, the caps of each MIG device), whether present or
+not; where `gpuemu install` could make them (CAP_MKNOD) they are character devices and the
+spec carries their numbers as the real tool's does.
 """
 
 import os
+import stat
 
-from . import mig, nvidia_caps
+from . import mig, visibility
 
 CDI_VERSION = "0.5.0"
 KIND = "nvidia.com/gpu"
@@ -56,10 +62,32 @@ def _under(root, path):
     return path if root in ("", "/") else root.rstrip("/") + path
 
 
+def _node_to_read(host):
+    """GPUEMU_DEV_ROOT stands for the node's /dev (tests keep the host's own nodes out)."""
+    override = os.environ.get(visibility.ENV_VAR)
+    if override and host.startswith("/dev/"):
+        return os.path.join(override, host[len("/dev/"):])
+    return host
+
+
 def _node(path, dev_root):
-    """internal/edits/device.go: hostPath only where it differs from the container path."""
+    """internal/edits/device.go: hostPath only where it differs from the container path; a
+    character device's numbers, mode and group as the node has them."""
     host = _under(dev_root, path)
-    return {"path": path} if host == path else {"path": path, "hostPath": host}
+    node = {"path": path} if host == path else {"path": path, "hostPath": host}
+    try:
+        found = os.stat(_node_to_read(host))
+    except OSError:
+        return node
+    if not stat.S_ISCHR(found.st_mode):
+        return node
+    node.update(major=os.major(found.st_rdev), minor=os.minor(found.st_rdev))
+    if stat.S_IMODE(found.st_mode):
+        node["fileMode"] = stat.S_IMODE(found.st_mode)
+    node["permissions"] = "rwm"
+    if found.st_gid:
+        node["gid"] = found.st_gid
+    return node
 
 
 def _mount(path, driver_root=""):
@@ -90,10 +118,6 @@ def common_edits(state, driver_root="", dev_root=""):
     }
 
 
-def _cap_minors():
-    return dict(nvidia_caps.mig_minor_lines())
-
-
 def _gpu_names(strategy, gpu):
     return {"index": str(gpu["index"]), "type-index": "gpu%d" % gpu["index"], "uuid": gpu["uuid"]}[strategy]
 
@@ -118,13 +142,11 @@ def devices(state, strategies=DEFAULT_STRATEGIES, all_device=True, dev_root=""):
             continue
         edits = {"deviceNodes": [_node("/dev/nvidia%d" % gpu["minor_number"], dev_root)]}
         found += [{"name": _gpu_names(strategy, gpu), "containerEdits": edits} for strategy in strategies]
-    minors = _cap_minors()
     for gpu in state["gpus"]:
         if not mig.enabled(gpu):
             continue
         for number, (instance, ci) in enumerate(mig.mig_devices(gpu)):
-            gi_cap = minors["gpu%d/gi%d/access" % (gpu["minor_number"], instance["id"])]
-            ci_cap = minors["gpu%d/gi%d/ci%d/access" % (gpu["minor_number"], instance["id"], ci["id"])]
+            gi_cap, ci_cap = visibility.cap_minors(gpu, instance, ci)
             edits = {"deviceNodes": [_node("/dev/nvidia%d" % gpu["minor_number"], dev_root),
                                      _node("/dev/nvidia-caps/nvidia-cap%d" % gi_cap, dev_root),
                                      _node("/dev/nvidia-caps/nvidia-cap%d" % ci_cap, dev_root)]}

@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 
-from . import catalog, cli, ctk_units, fabric, fabricmanager_package, nvidia_caps, service_units, state as state_file, units
+from . import catalog, cli, ctk_units, fabric, fabricmanager_package, mig, nvidia_caps, service_units, state as state_file, units, visibility
 
 BIN_DIR = "usr/bin"
 NVIDIA_MAJOR = 195
@@ -24,6 +24,19 @@ NVSWITCH_MAJOR = 240
 NVSWITCH_CTL = "dev/nvidia-nvswitchctl"
 NVSWITCH_DEVICE = "dev/nvidia-nvswitch%d"
 FABRIC_MANAGER_TOOL = "nv-fabricmanager"
+CDI_HOOK_TOOL = "nvidia-cdi-hook"
+# NVIDIA/nvidia-modprobe modprobe-utils/nvidia-modprobe-utils.h and nvidia-modprobe-utils.c:
+# /dev/nvidia-modeset is the nvidia major's minor 254; /dev/nvidia-uvm and
+# /dev/nvidia-uvm-tools are minors 0 and 1 of the nvidia-uvm module's major, and
+# /dev/nvidia-caps/nvidia-cap<minor> the nvidia-caps module's, both allocated when the module
+# loads (nvidia-modprobe reads them from /proc/devices), so any free ones do.
+MODESET_MINOR = 254
+UVM_MAJOR = 239
+UVM_DEVICES = (("dev/nvidia-uvm", 0), ("dev/nvidia-uvm-tools", 1))
+CAPS_MAJOR = 238
+# Emulator choice: readable by all; the driver gives each node the mode of its
+# /proc/driver/nvidia/capabilities file, which the emulator does not model.
+CAP_MODE = 0o444
 
 WRAPPER = """#!{python}
 # {tool}: gpuemu's emulation of an NVIDIA tool or a CUDA application, for tests and the lab only.
@@ -57,31 +70,48 @@ def _write_if_changed(path, content, mode):
     return True
 
 
-def _device_node(path, minor, major=NVIDIA_MAJOR):
+def _device_node(path, minor, major=NVIDIA_MAJOR, mode=0o666):
     if os.path.exists(path):
         return False
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.mknod(path, mode | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(path, mode)
     except (OSError, AttributeError):
         # No CAP_MKNOD (or an unprivileged build): a plain file still marks the device.
         with open(path, "w", encoding="utf-8"):
             pass
-        os.chmod(path, 0o666)
+        os.chmod(path, mode)
     return True
 
 
+def mig_cap_nodes(state):
+    """(path, minor, major, mode) of the MIG capability nodes: config and monitor once a GPU
+    has MIG on, and the access nodes of every GPU instance and compute instance."""
+    minors = set()
+    for gpu in state["gpus"]:
+        if mig.enabled(gpu):
+            minors.update((nvidia_caps.CONFIG_MINOR, nvidia_caps.MONITOR_MINOR))
+            for instance, ci in mig.mig_devices(gpu):
+                minors.update(visibility.cap_minors(gpu, instance, ci))
+    return [(visibility.CAP_NODE_PATH % minor, minor, CAPS_MAJOR, CAP_MODE) for minor in sorted(minors)]
+
+
 def device_nodes(root, state):
-    """/dev/nvidiactl and /dev/nvidiaN for the state's GPUs, and on an NVSwitch board
-    /dev/nvidia-nvswitchctl and /dev/nvidia-nvswitchN for its switches, as the drivers
-    create them when they load; returns the paths made. A container's /dev is new at
-    each start, so a boot makes them again."""
-    wanted = [("dev/nvidiactl", CTL_MINOR, NVIDIA_MAJOR)]
-    wanted += [("dev/nvidia%d" % gpu["minor_number"], gpu["minor_number"], NVIDIA_MAJOR) for gpu in state["gpus"]]
+    """/dev/nvidiactl, /dev/nvidia-modeset, /dev/nvidia-uvm, /dev/nvidia-uvm-tools and
+    /dev/nvidiaN for the state's GPUs, the MIG capability nodes of its MIG instances, and
+    on an NVSwitch board /dev/nvidia-nvswitchctl and /dev/nvidia-nvswitchN for its
+    switches, as the drivers and nvidia-modprobe create them; returns the paths made. A
+    container's /dev is new at each start, so a boot makes them again."""
+    wanted = [("dev/nvidiactl", CTL_MINOR, NVIDIA_MAJOR, 0o666), ("dev/nvidia-modeset", MODESET_MINOR, NVIDIA_MAJOR, 0o666)]
+    wanted += [(path, minor, UVM_MAJOR, 0o666) for path, minor in UVM_DEVICES]
+    wanted += [("dev/nvidia%d" % gpu["minor_number"], gpu["minor_number"], NVIDIA_MAJOR, 0o666) for gpu in state["gpus"]]
+    wanted += mig_cap_nodes(state)
     if fabric.nvswitch(state):
-        wanted.append((NVSWITCH_CTL, CTL_MINOR, NVSWITCH_MAJOR))
-        wanted += [(NVSWITCH_DEVICE % n, n, NVSWITCH_MAJOR) for n in range(state["nvlink"].get("nvswitches", 0))]
-    return [_under(root, path) for path, minor, major in wanted if _device_node(_under(root, path), minor, major)]
+        wanted.append((NVSWITCH_CTL, CTL_MINOR, NVSWITCH_MAJOR, 0o666))
+        wanted += [(NVSWITCH_DEVICE % n, n, NVSWITCH_MAJOR, 0o666) for n in range(state["nvlink"].get("nvswitches", 0))]
+    return [_under(root, path) for path, minor, major, mode in wanted
+            if _device_node(_under(root, path), minor, major, mode)]
 
 
 def mig_minors(root):
@@ -194,7 +224,10 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
     package_parent = os.path.dirname(catalog.PACKAGE_DIR)
     full_state = _under(root, state_path)
     if not os.path.exists(full_state):
-        state_file.write(state_file.new(profile), full_state)
+        fresh = state_file.new(profile)
+        # Where this driver's nodes are: nvidia-smi lists what a process with only some of them sees.
+        fresh["settings"]["dev_dir"] = _under(root, "dev")
+        state_file.write(fresh, full_state)
         changed.append(full_state)
     if fabric_manager or fabric_manager_version:
         changed += [path for path in _fabric_manager(full_state, fabric_manager_version) if path not in changed]
@@ -204,7 +237,9 @@ def install(profile, root="/", state_path=state_file.DEFAULT_PATH, omit=(), pyth
         state_default = "os.environ.setdefault(%r, %r)\n" % (state_file.ENV_VAR, state_path)
     for tool in cli.TOOLS:
         path = _under(root, os.path.join(cli.BIN_DIRS.get(tool, BIN_DIR), cli.BINARIES.get(tool, tool)))
-        if tool in omit or (tool == FABRIC_MANAGER_TOOL and not state.get("fabric_manager")):
+        # nvidia-cdi-hook comes in the same package as nvidia-ctk (nvidia-container-toolkit-base).
+        left_out = tool in omit or (tool == CDI_HOOK_TOOL and "nvidia-ctk" in omit)
+        if left_out or (tool == FABRIC_MANAGER_TOOL and not state.get("fabric_manager")):
             if os.path.exists(path):
                 os.unlink(path)
                 changed.append(path)

@@ -16,11 +16,13 @@ GPU_SLOTS = 32
 GPU_INSTANCES = 15
 COMPUTE_INSTANCES = 8
 PATH = "proc/driver/nvidia-caps/mig-minors"
+CONFIG_MINOR = 1
+MONITOR_MINOR = 2
 
 
 def mig_minor_lines():
     """The (name, minor) pairs of the file, in the driver's order."""
-    pairs = [("config", 1), ("monitor", 2)]
+    pairs = [("config", CONFIG_MINOR), ("monitor", MONITOR_MINOR)]
     minor = 3
     for gpu in range(GPU_SLOTS):
         for gpu_instance in range(GPU_INSTANCES):

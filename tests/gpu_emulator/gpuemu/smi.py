@@ -3,7 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvidia-smi: option parsing and dispatch to the renderers and controls."""
 
-from . import pci, runtime, smi_control, smi_list, smi_mig, smi_nvlink, smi_query, smi_summary, smi_topo, state as state_file, texts
+import os
+
+from . import (pci, runtime, smi_control, smi_list, smi_mig, smi_nvlink, smi_query, smi_summary, smi_topo, state as state_file, texts,
+               visibility)
 
 OPTIONS = {
     "-i": "id", "--id": "id",
@@ -114,7 +117,9 @@ def run(state, argv, state_path):
             # Refused before anything changes, without the lock an unprivileged user cannot take.
             return smi_mig.run(state, argv[1:], lambda text: select_gpus(state, text), privileged=False)
         with state_file.editing(state_path) as live:
-            return smi_mig.run(live, argv[1:], lambda text: select_gpus(live, text))
+            outcome = smi_mig.run(live, argv[1:], lambda text: select_gpus(live, text))
+        _mig_cap_nodes(live)
+        return outcome
     options, error = parse(argv)
     if error:
         return error
@@ -127,6 +132,8 @@ def run(state, argv, state_path):
             # Refused before the state is touched: an unprivileged user cannot write it.
             return _denied(state, options)
         return _change(options, state_path)
+    # What a container given only some device nodes sees (visibility.py); the host sees all.
+    state = visibility.visible_state(state)
     gpus, error = select_gpus(state, options.get("id"))
     if error:
         return error
@@ -148,6 +155,16 @@ def run(state, argv, state_path):
         # Only the XML form of -q is emulated.
         return texts.RC_INVALID_ARGUMENT, texts.INVALID_COMBINATION
     return texts.RC_OK, smi_summary.render(state, gpus)
+
+
+def _mig_cap_nodes(state):
+    """Where the emulated driver's nodes are (a lab node), a new MIG instance's capability nodes
+    appear as nvidia-modprobe makes them on demand (NVIDIA/nvidia-modprobe option-table.h,
+    --nvidia-capability-device-file). Imported here: only a MIG change needs the installer."""
+    dev = visibility.dev_root(state)
+    if visibility.driver_loaded(dev):
+        from . import installer
+        installer.device_nodes(os.path.dirname(os.path.abspath(dev)), state)
 
 
 def _denied(state, options):

@@ -12,6 +12,13 @@ import pytest
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 
 
+@pytest.fixture(autouse=True)
+def no_host_device_nodes(tmp_path, monkeypatch):
+    """The emulated tools read device nodes from an empty folder, never from the test host's /dev
+    (a host may hold an emulator's nodes); a test that needs nodes points GPUEMU_DEV_ROOT at its own."""
+    monkeypatch.setenv("GPUEMU_DEV_ROOT", str(tmp_path / "no-dev"))
+
+
 @pytest.fixture
 def make_state(tmp_path):
     """make_state(profile or state dict, edit=None) -> path of a written state file.

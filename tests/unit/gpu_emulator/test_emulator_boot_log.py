@@ -71,7 +71,8 @@ def test_a_boot_with_a_root_makes_the_device_nodes_again(make_state, tmp_path):
                    check=True, cwd=str(tmp_path))
     # HGX A100: six NVSwitches, and the NVSwitch driver's control node.
     switches = ["nvidia-nvswitchctl"] + ["nvidia-nvswitch%d" % n for n in range(6)]
-    assert sorted(os.listdir(str(root / "dev"))) == sorted(["nvidiactl"] + ["nvidia%d" % n for n in range(8)] + switches)
+    control = ["nvidiactl", "nvidia-modeset", "nvidia-uvm", "nvidia-uvm-tools"]
+    assert sorted(os.listdir(str(root / "dev"))) == sorted(control + ["nvidia%d" % n for n in range(8)] + switches)
 
 
 def test_the_log_of_a_short_sequence(make_state, smi):

@@ -62,9 +62,9 @@ def test_installed_wrapper_runs_the_emulator(tmp_path):
 
 def test_install_is_idempotent_and_keeps_state(tmp_path):
     root = str(tmp_path / "node")
-    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 7 + 1 + 9 + 5 + 1 + 1 + 4 + 2
-    # wrappers (the dmesg shim and nvidia-ctk among them), state, GPU and NVSwitch device nodes, mig-minors, persistenced unit,
-    # 3 client units and the boot unit, boot wrapper and link
+    assert gpuemu("install", "--profile", "dgx_h100", "--root", root).stdout.count("changed:") == 8 + 1 + 9 + 3 + 5 + 1 + 1 + 4 + 2
+    # wrappers (the dmesg shim, nvidia-ctk and nvidia-cdi-hook among them), state, GPU, uvm, modeset and NVSwitch device nodes, mig-minors,
+    # persistenced unit, 3 client units and the boot unit, boot wrapper and link
     state_path = os.path.join(root, "var", "lib", "gpuemu", "state.json")
     state = api.read_state(state_path)
     state["gpus"][0]["compute_mode"] = "Exclusive_Process"
