@@ -8,6 +8,7 @@ which units run, and a stand-in for the docker CLI that lists the running contai
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import stat
 from unittest import mock
@@ -28,6 +29,15 @@ def executable(path, text):
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
+def emulator_tool(path, tool, state):
+    """An executable at path that runs the emulator's tool on the GPUs of the state file."""
+    environment = api.environment(state)
+    executable(path, "#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
+        emulator_state.ENV_VAR, shlex.quote(state), shlex.quote(environment["PYTHONPATH"]),
+        " ".join(shlex.quote(part) for part in api.command(tool))))
+    return str(path)
+
+
 class ContainerNode:
     """The node's tree below root, its GPUs (the emulator's state) and what its systemd and docker hold."""
 
@@ -37,10 +47,7 @@ class ContainerNode:
         self.tools = tmp_path / "tools"
         self.state = str(tmp_path / "state.json")
         api.write_state(api.new_state(profile), self.state)
-        environment = api.environment(self.state)
-        executable(self.tools / "nvidia-ctk", "#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
-            emulator_state.ENV_VAR, shlex.quote(self.state), shlex.quote(environment["PYTHONPATH"]),
-            " ".join(shlex.quote(part) for part in api.command("nvidia-ctk"))))
+        emulator_tool(self.tools / "nvidia-ctk", "nvidia-ctk", self.state)
         self.containers = []
         self.active = set()
         self.reloadable = {"docker.service"}
@@ -88,7 +95,7 @@ class ContainerNode:
         """The engine's systemctl answered by this node; `docker ps` lists self.containers."""
         node = self
         executable(self.tools / "docker", "#!/bin/sh\ncat %s 2>/dev/null\n" % shlex.quote(str(self.tools / "running")))
-        monkeypatch.setenv("PATH", "%s:%s" % (self.tools, __import__("os").environ["PATH"]))
+        monkeypatch.setenv("PATH", "%s:%s" % (self.tools, os.environ["PATH"]))
 
         class NodeSystemctl:
             def __init__(self, module, timeout=60):

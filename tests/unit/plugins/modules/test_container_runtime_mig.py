@@ -7,29 +7,16 @@ the ones it destroyed."""
 
 from __future__ import annotations
 
-import shlex
 from unittest import mock
 
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.hardening.plugins.modules.node import main as node_main
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.node_plan import NODE_ROLES
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
-from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import state as emulator_state
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.conftest import NVIDIA_SMI
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.container_node import executable
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.container_node import emulator_tool, executable
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.mig_node import LAYOUT, mig_layouts
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
-
-
-def ctk_for(node, tmp_path):
-    """The emulator's nvidia-ctk on the MIG node's GPUs."""
-    environment = api.environment(node.path)
-    ctk = tmp_path / "tools" / "nvidia-ctk"
-    executable(ctk, "#!/bin/sh\nexport %s=%s PYTHONPATH=%s\nexec %s \"$@\"\n" % (
-        emulator_state.ENV_VAR, shlex.quote(node.path), shlex.quote(environment["PYTHONPATH"]),
-        " ".join(shlex.quote(part) for part in api.command("nvidia-ctk"))))
-    return str(ctk)
 
 
 def node_call(node, ctk, layout):
@@ -56,7 +43,8 @@ def test_the_data_path_comes_after_partitioning_in_the_plan():
 def test_a_mig_layout_change_in_the_same_call_is_followed_by_a_new_cdi_spec(mig_node, tmp_path):
     node = mig_node(mig_gpus=(0,))
     executable(tmp_path / "root" / "usr" / "bin" / "podman", "#!/bin/sh\n")
-    ctk = ctk_for(node, tmp_path)
+    # The emulator's nvidia-ctk on the MIG node's GPUs.
+    ctk = emulator_tool(tmp_path / "tools" / "nvidia-ctk", "nvidia-ctk", node.path)
 
     cdi = node_call(node, ctk, LAYOUT)
     first = mig_devices(node)
