@@ -215,3 +215,20 @@ def test_a_restart_an_earlier_run_owed_is_made_by_the_next_one(node):
     assert result["services"] == {"containerd.service": "restarted"}
     assert not node.path("/var/lib/gpuops-hardening/container-runtime-actions-pending.json").exists()
     assert not run(node)["changed"]
+
+
+def test_install_takes_the_toolkit_from_the_node_s_repositories(node):
+    node.install("podman")
+    (node.tools / "nvidia-ctk").rename(node.tools / "packaged-nvidia-ctk")
+    # A stand-in apt-get, first on PATH: the package puts nvidia-ctk on PATH and records its arguments.
+    (node.tools / "apt-get").write_text('#!/bin/sh\necho "$@" > %s/apt-get.args\ncp %s/packaged-nvidia-ctk %s/nvidia-ctk\n'
+                                        % (node.tools, node.tools, node.tools))
+    (node.tools / "apt-get").chmod(0o755)
+    checked = run(node, check_mode=True, nvidia_ctk_path=None, install=True)
+    assert checked["changed"] and checked["package_installed"] == "nvidia-container-toolkit"
+    assert "would be installed" in checked["skipped_reason"] and not (node.tools / "nvidia-ctk").exists()
+    result = run(node, nvidia_ctk_path=None, install=True)
+    assert not result["failed"], result
+    assert (node.tools / "apt-get.args").read_text().split() == ["install", "-y", "--no-install-recommends",
+                                                                 "nvidia-container-toolkit"]
+    assert result["nvidia_ctk"] == str(node.tools / "nvidia-ctk") and result["cdi"]["changed"]
