@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.hardening developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Docker's daemon.json: merging one default-ulimits entry into the file as it is.
+"""Docker's daemon.json: merging a default-ulimits entry, or top-level keys, into the file as it is.
 
 The file is the administrator's: every other key keeps its value, position and
 formatting, and a file that cannot be merged safely is refused, not rewritten.
@@ -16,6 +16,9 @@ import re
 from collections import OrderedDict
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.memlock import UNLIMITED
+
+# Where dockerd reads its configuration (dockerd --config-file's default on Linux).
+DAEMON_JSON_PATH = "/etc/docker/daemon.json"
 
 
 def docker_ulimit(limit):
@@ -45,6 +48,55 @@ def _same_ulimit(current, wanted):
     return all(folded.get(key.lower()) == value for key, value in wanted.items()) and len(folded) == len(wanted)
 
 
+def load_daemon_json(text):
+    """The object a daemon.json text holds ({} for a missing or blank file); DaemonJsonError when it is none."""
+    if text is None or not text.strip():
+        return OrderedDict()
+    try:
+        data = json.loads(text, object_pairs_hook=OrderedDict)
+    except ValueError as exc:
+        raise DaemonJsonError("is not valid JSON (%s)" % exc)
+    if not isinstance(data, dict):
+        raise DaemonJsonError("must hold a JSON object, found %s" % type(data).__name__)
+    return data
+
+
+def merge_top_level(text, updates):
+    """Set top-level keys of a daemon.json text to the values in updates (a dict).
+
+    Returns (new_text, changed keys in the order of updates). Every other key keeps its
+    value, position and formatting: each changed value is edited in where it is, a new key
+    goes last. Raises DaemonJsonError when the text is not a JSON object.
+    """
+    data = load_daemon_json(text)
+    changed = [key for key, value in updates.items() if key not in data or data[key] != value]
+    if not changed:
+        return text, []
+    if text is None or not text.strip():
+        return json.dumps(OrderedDict((key, updates[key]) for key in changed), indent=2) + "\n", changed
+    edited = text
+    for key in changed:
+        data[key] = updates[key]
+        edited = _edit_top_level(edited, key, updates[key]) if edited is not None else None
+    # The edit must parse to exactly the merged data, order included; else rewrite it all.
+    if edited is not None and json.loads(edited, object_pairs_hook=OrderedDict) == data:
+        return edited, changed
+    return json.dumps(data, indent=detect_indent(text), ensure_ascii=False) + "\n", changed
+
+
+def _edit_top_level(text, key, value):
+    """text with the top-level member key set to value, formatting kept; None when unsure."""
+    try:
+        members, dummy = _members(text, _SPACE.match(text).end())
+        existing = [member for member in members if member[0] == key]
+        if existing:
+            dummy, dummy2, start, end = existing[-1]
+            return text[:start] + json.dumps(value) + text[end:]
+        return _insert_member(text, members, json.dumps(key) + ": " + json.dumps(value))
+    except (ValueError, IndexError):
+        return None
+
+
 def merge_daemon_json(text, ulimit):
     """Merge ulimit (a default-ulimits entry) into a daemon.json text.
 
@@ -58,12 +110,7 @@ def merge_daemon_json(text, ulimit):
     if text is None or not text.strip():
         data = OrderedDict([("default-ulimits", OrderedDict([(name, ulimit)]))])
         return json.dumps(data, indent=2) + "\n", True
-    try:
-        data = json.loads(text, object_pairs_hook=OrderedDict)
-    except ValueError as exc:
-        raise DaemonJsonError("is not valid JSON (%s)" % exc)
-    if not isinstance(data, dict):
-        raise DaemonJsonError("must hold a JSON object, found %s" % type(data).__name__)
+    data = load_daemon_json(text)
     ulimits = data.get("default-ulimits")
     if ulimits is None:
         ulimits = data["default-ulimits"] = OrderedDict()

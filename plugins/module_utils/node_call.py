@@ -20,6 +20,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import (
     container_facts,
+    container_runtime,
     fabricmanager,
     gpu_numa_facts,
     installed_files,
@@ -39,14 +40,16 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.node_host import 
 # The engines a plan may name. The plan (not this list) sets the order the features run in.
 ENGINES = dict((engine.NAME, engine) for engine in (
     sysctl_settings, swap_off, thp, memlock, persistenced, fabricmanager, nvidia_mig, mig_boot, installed_files, mps,
-    gpu_numa_facts, slurm_gres, kubelet_config, container_facts))
+    container_runtime, gpu_numa_facts, slurm_gres, kubelet_config, container_facts))
 # Options the call sets once for every feature: one tree, one lock.
 CALL_OPTIONS = ("root", "lock_timeout")
 # Features checked against the node in check mode before the call changes anything: a Fabric Manager at another
 # version than the driver's (or missing, or masked), a MIG layout a GPU cannot take, MPS GPU sets on unknown GPUs or
-# GPUs in MIG mode, running work in the way, kubelet reservations on CPUs or NUMA nodes the node lacks. Their
-# refusals fail before the first change; the other engines check their inputs before they act.
-CHECKED_FIRST = ("fabricmanager", "nvidia_mig", "mps", "kubelet_config")
+# GPUs in MIG mode, running work in the way, kubelet reservations on CPUs or NUMA nodes the node lacks, a container
+# engine or the Container Toolkit missing, a containerd drop-in its config would not load, a Docker restart that
+# would stop containers. Their refusals fail before the first change; the other engines check their inputs before
+# they act.
+CHECKED_FIRST = ("fabricmanager", "nvidia_mig", "mps", "kubelet_config", "container_runtime")
 
 
 class PlanError(Exception):

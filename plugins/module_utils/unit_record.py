@@ -25,6 +25,7 @@ MIG_CLIENTS_STOPPED = STATE_DIR + "/mig-clients-stopped.json"
 # Units whose new unit file or settings are written but which have not been restarted on them yet.
 PERSISTENCED_RESTART_PENDING = STATE_DIR + "/persistenced-restart-pending.json"
 MPS_RESTART_PENDING = STATE_DIR + "/mps-restart-pending.json"
+CONTAINER_RUNTIME_ACTIONS_PENDING = STATE_DIR + "/container-runtime-actions-pending.json"
 
 
 class RecordError(Exception):

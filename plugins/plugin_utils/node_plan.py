@@ -21,8 +21,10 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import
 
 # Zero-cost knobs, the GPU runtime (persistence, then Fabric Manager, as the boot order has them), partitioning
 # (MIG before MPS, so MPS starts on the instances it serves), then the data path, which describes the GPUs as
-# partitioning left them.
-NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "fabricmanager", "mig", "mps", "numa_binding")
+# partitioning left them: the container runtimes' CDI spec (generated again after a MIG change in the same call),
+# the NUMA facts and launcher.
+NODE_ROLES = ("sysctl", "thp", "memlock", "persistenced", "fabricmanager", "mig", "mps", "container_runtime",
+              "numa_binding")
 # The roles whose features end the plan of a node in their inventory group: Slurm and the kubelet are told the
 # topology the node roles left.
 GROUP_ROLES = (("slurm_gres", "slurm_nodes"), ("kubelet_topology", "kubernetes_nodes"))
@@ -149,6 +151,17 @@ def mps_features(inputs, variables, context):
     return [feature("mps", "mps", ["mps_service", "mps_clients"], "mps", args)]
 
 
+def container_runtime_features(inputs, variables, context):
+    """Opt-in: no feature unless the node enables it (nothing of its own to remove when it does not)."""
+    del variables, context
+    if not inputs["container_runtime_enabled"]:
+        return []
+    args = prefixed(inputs, "container_runtime", ("engines", "set_default", "shm_size", "install", "force_restart",
+                                                  "timeout"))
+    args["timeout_variable"] = "container_runtime_timeout"
+    return [feature("container_runtime", "container_runtime", ["container_runtime_config"], "container_runtime", args)]
+
+
 def numa_binding_features(inputs, variables, context):
     topology = {"require_gpu": inputs["numa_binding_require_gpu"],
                 "timeout": inputs["numa_binding_nvidia_smi_timeout"],
@@ -210,7 +223,8 @@ def slurmd_memlock(plan, inputs_by_role, roles, context):
 
 BUILDERS = {"sysctl": sysctl_features, "thp": thp_features, "memlock": memlock_features,
             "persistenced": persistenced_features, "fabricmanager": fabricmanager_features, "mig": mig_features,
-            "mps": mps_features, "numa_binding": numa_binding_features, "slurm_gres": slurm_gres_features,
+            "mps": mps_features, "container_runtime": container_runtime_features,
+            "numa_binding": numa_binding_features, "slurm_gres": slurm_gres_features,
             "kubelet_topology": kubelet_topology_features}
 
 

@@ -18,6 +18,7 @@ __metaclass__ = type
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules import (
     audit,
     baseline,
+    container_runtime,
     fabricmanager,
     kubelet_topology,
     memlock,
@@ -34,6 +35,7 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules impor
 RULES = {
     "audit": audit,
     "baseline": baseline,
+    "container_runtime": container_runtime,
     "fabricmanager": fabricmanager,
     "kubelet_topology": kubelet_topology,
     "memlock": memlock,

@@ -139,3 +139,26 @@ def test_daemon_json_ulimit():
 @pytest.mark.parametrize("text, expected", [("{\n\t\"a\": 1\n}", "\t"), ('{"a": 1}', "  "), ("{\n    \"a\": {\n        \"b\": 1\n    }\n}", "    ")])
 def test_detect_indent(text, expected):
     assert docker_daemon_json.detect_indent(text) == expected
+
+
+def test_top_level_keys_merge_in_place_and_keep_the_rest():
+    before = '{\n    "log-driver": "json-file",\n    "default-shm-size": "64m",\n    "debug": true\n}\n'
+    text, keys = docker_daemon_json.merge_top_level(
+        before, {"default-shm-size": "16g", "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "args": []}}})
+    assert keys == ["default-shm-size", "runtimes"]
+    assert text.startswith('{\n    "log-driver": "json-file",\n    "default-shm-size": "16g",\n    "debug": true,\n')
+    assert list(json.loads(text)) == ["log-driver", "default-shm-size", "debug", "runtimes"]
+    assert docker_daemon_json.merge_top_level(text, {"default-shm-size": "16g"}) == (text, [])
+
+
+def test_top_level_keys_into_a_missing_file_or_an_empty_object():
+    text, keys = docker_daemon_json.merge_top_level(None, {"default-shm-size": "1g"})
+    assert json.loads(text) == {"default-shm-size": "1g"} and keys == ["default-shm-size"]
+    text, keys = docker_daemon_json.merge_top_level("{}\n", {"default-shm-size": "1g"})
+    assert json.loads(text) == {"default-shm-size": "1g"}
+
+
+@pytest.mark.parametrize("before", ["[]", "{ not json"])
+def test_top_level_keys_refuse_what_is_not_an_object(before):
+    with pytest.raises(docker_daemon_json.DaemonJsonError):
+        docker_daemon_json.merge_top_level(before, {"default-shm-size": "1g"})

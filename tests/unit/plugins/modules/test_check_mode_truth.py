@@ -25,6 +25,7 @@ import pytest
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import installed_files as installed_files_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import thp as thp_engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.persistenced import DROPIN_PATH
+from ansible_collections.gpuops.hardening.plugins.modules.container_runtime import main as container_runtime_main
 from ansible_collections.gpuops.hardening.plugins.modules.gpu_numa_facts import main as gpu_numa_facts_main
 from ansible_collections.gpuops.hardening.plugins.modules.installed_files import main as installed_files_main
 from ansible_collections.gpuops.hardening.plugins.modules.kubelet_config import main as kubelet_config_main
@@ -38,7 +39,9 @@ from ansible_collections.gpuops.hardening.plugins.modules.swap_off import main a
 from ansible_collections.gpuops.hardening.plugins.modules.sysctl_settings import main as sysctl_settings_main
 from ansible_collections.gpuops.hardening.plugins.modules.thp import main as thp_main
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_container_runtime
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_kubelet_config, test_slurm_gres
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.container_node import ContainerNode
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_memlock, test_mps, test_persistenced
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules import test_swap_off, test_sysctl_settings
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.emulated_host import emulated_host
@@ -63,7 +66,7 @@ MODULES = {
     "sysctl_settings": sysctl_settings_main, "swap_off": swap_off_main, "thp": thp_main, "memlock": memlock_main,
     "persistenced": persistenced_main, "nvidia_mig": nvidia_mig_main, "installed_files": installed_files_main,
     "mps": mps_main, "gpu_numa_facts": gpu_numa_facts_main, "slurm_gres": slurm_gres_main,
-    "kubelet_config": kubelet_config_main,
+    "kubelet_config": kubelet_config_main, "container_runtime": container_runtime_main,
 }
 
 
@@ -191,6 +194,25 @@ def kubelet_node(request):
     return Node(root, books=lambda: (systemctl.active, list(systemctl.calls)))
 
 
+def container_engines(request):
+    """test_container_runtime's node: Docker, containerd and Podman running, the toolkit's CDI refresh units, the
+    emulator's nvidia-ctk on an 8x A100 node, a daemon.json and a config.toml of the administrator's."""
+    node = ContainerNode(request.getfixturevalue("tmp_path"))
+    within(request, node.systemd_and_docker(request.getfixturevalue("monkeypatch")))
+    node.install("docker", "containerd", "podman")
+    node.refresh_units()
+    node.write("/etc/docker/daemon.json", test_container_runtime.DAEMON_JSON)
+    node.write("/etc/containerd/config.toml", test_container_runtime.CONTAINERD_CONFIG)
+    return Node(node.root, node, options={"nvidia_ctk_path": node.args()["nvidia_ctk_path"]}, gpu_state=node.state,
+                books=node.books)
+
+
+def a_driver_upgrade(node):
+    state = api.read_state(node.gpu_state)
+    state["driver_version"] = "580.65.06"
+    api.write_state(state, node.gpu_state)
+
+
 def after_a_run(build, engine, args, then=None):
     """The node build makes, converged by a real run of engine with args, then changed by then(node)."""
     def build_after(request):
@@ -267,6 +289,11 @@ CASES = [
          after_a_run(kubelet_node, "kubelet_config", {"settings": test_kubelet_config.SETTINGS}),
          {"settings": dict(test_kubelet_config.SETTINGS, topologyManagerPolicy="restricted")},
          holds={"service_action": "restarted", "state_files_removed": []}),
+    Case("container engines without the NVIDIA runtime", "container_runtime", container_engines, {"shm_size": "16g"},
+         holds={"services": {"docker.service": "reloaded", "containerd.service": "restarted"}}),
+    Case("a CDI spec stale after a driver upgrade", "container_runtime",
+         after_a_run(container_engines, "container_runtime", {"shm_size": "16g"}, then=a_driver_upgrade),
+         {"shm_size": "16g"}, holds={"services": {}}),
 ]
 
 # What the real run learns only by making its change, so that check mode cannot say it: per engine, the paths in

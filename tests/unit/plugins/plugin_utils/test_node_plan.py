@@ -19,9 +19,11 @@ from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs impor
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 ROLES_DIR = os.path.join(ROOT, "roles")
 ROLES = load_roles(ROLES_DIR)
-# Every feature on: partitioning, the boot service, swap off, the launcher.
+# Every feature on: partitioning, the boot service, swap off, the launcher, the container runtimes.
 EVERYTHING = {"mig_state": "present", "mig_layouts": {0: {"mig_enabled": True, "mig_devices": {"1g.10gb": 7}}},
-              "mps_state": "present", "mps_gpu_sets": {"left": [1]}}
+              "mps_state": "present", "mps_gpu_sets": {"left": [1]}, "container_runtime_enabled": True}
+# The node roles whose features a node opts in to: no feature at all until it does.
+OPT_IN = {"container_runtime"}
 
 
 # A host in every group: its plan has every feature.
@@ -40,7 +42,8 @@ def test_every_feature_runs_in_the_guides_order_with_arguments_its_engine_takes(
     plan = plan_for(given, node_plan.plan_roles(groups))
     roles = [entry["role"] for entry in plan]
     assert roles == sorted(roles, key=node_plan.PLAN_ROLES.index)
-    assert set(roles) == set(node_plan.NODE_ROLES) | set(role for role, group in node_plan.GROUP_ROLES if group in groups)
+    node_roles = set(node_plan.NODE_ROLES) - (set() if given is EVERYTHING else OPT_IN)
+    assert set(roles) == node_roles | set(role for role, group in node_plan.GROUP_ROLES if group in groups)
     assert all(entry["engine"] in ENGINES and entry["tags"][0] == entry["role"] for entry in plan)
     checked = checked_plan(plan, "/", 30)
     assert [name for name, dummy, dummy in checked] == [entry["name"] for entry in plan]
