@@ -8,10 +8,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.container_runtime import SIZE_RULE, valid_size
+from ansible_collections.gpuops.hardening.plugins.module_utils.container_runtime import ENGINES, SIZE_RULE, valid_size
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.input_rules.common import bad, seconds_errors, unchanged
 
 REMOVED = {}
+# The role's choices are "auto" and these (held to roles/container_runtime/meta/argument_specs.yml by a unit test).
+ENGINES_RULE = "[auto] alone, or a non-empty list of %s and %s" % (", ".join(ENGINES[:-1]), ENGINES[-1])
 
 
 def errors(inputs, profile_entry):  # pylint: disable=unused-argument
@@ -21,8 +23,7 @@ def errors(inputs, profile_entry):  # pylint: disable=unused-argument
         found.append(bad("container_runtime_shm_size", size, SIZE_RULE))
     engines = inputs.get("container_runtime_engines")
     if isinstance(engines, list) and (not engines or ("auto" in engines and len(engines) > 1)):
-        found.append(bad("container_runtime_engines", engines, "[auto] alone, or a non-empty list of docker, "
-                                                               "containerd, crio and podman"))
+        found.append(bad("container_runtime_engines", engines, ENGINES_RULE))
     return found
 
 
