@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import posixpath
 import re
 
 ENGINES = ("docker", "containerd", "crio", "podman")
@@ -68,10 +69,16 @@ def containerd_imports(text):
     return [double if double or not single else single for double, single in _STRING.findall(found.group(1))]
 
 
-def imports_drop_in(imports, drop_in_path):
-    """Whether containerd loads drop_in_path through one of imports (a path or a * pattern in its folder)."""
+def imports_drop_in(imports, drop_in_path, config_path=None):
+    """Whether containerd loads drop_in_path through one of imports (a path or a * pattern in its folder).
+
+    As containerd's resolveImports does (containerd v1.7 and v2, config.go), each import is cleaned and a relative
+    one is taken from the folder of config_path, the file that declares it."""
     folder, name = drop_in_path.rsplit("/", 1)
     for pattern in imports:
+        if config_path and not pattern.startswith("/"):
+            pattern = posixpath.join(posixpath.dirname(config_path), pattern)
+        pattern = posixpath.normpath(pattern)
         if pattern == drop_in_path:
             return True
         if pattern.rsplit("/", 1)[0] == folder and re.match(

@@ -176,7 +176,7 @@ class ContainerRuntimeRun(object):
     def plan_containerd(self):
         config, drop_in = facts.CONFIG_PATHS["containerd"], facts.DROP_IN_PATHS["containerd"]
         text = read_text(self.path(config))
-        if text and text.strip() and not facts.imports_drop_in(facts.containerd_imports(text), drop_in):
+        if text and text.strip() and not facts.imports_drop_in(facts.containerd_imports(text), drop_in, config):
             self.fail('%s does not import %s, so containerd would never load the NVIDIA runtime written there; add '
                       'imports = ["%s"] at its top, before any table, and run again. Nothing was changed.'
                       % (config, drop_in, facts.CONTAINERD_IMPORT))

@@ -39,6 +39,16 @@ def test_whether_containerd_loads_the_drop_in(imports, loads):
     assert container_runtime.imports_drop_in(imports, DROP_IN) is loads
 
 
+@pytest.mark.parametrize("imports, loads", [
+    (["conf.d/*.toml"], True),
+    (["./conf.d/99-nvidia.toml"], True),
+    (["/etc/containerd/other.d/../conf.d/*.toml"], True),
+    (["other.d/*.toml"], False),
+])
+def test_a_relative_import_is_taken_from_the_config_s_folder(imports, loads):
+    assert container_runtime.imports_drop_in(imports, DROP_IN, "/etc/containerd/config.toml") is loads
+
+
 @pytest.mark.parametrize("size", ["64m", "1g", "16g", "8GiB", "512MB", "1.5g", "1073741824", "2 GB"])
 def test_docker_sizes(size):
     assert container_runtime.valid_size(size)
