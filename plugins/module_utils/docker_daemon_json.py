@@ -91,10 +91,29 @@ def _edit_top_level(text, key, value):
         existing = [member for member in members if member[0] == key]
         if existing:
             dummy, dummy2, start, end = existing[-1]
-            return text[:start] + json.dumps(value) + text[end:]
+            inner = _edit_object(text, start, value) if isinstance(value, dict) and text[start] == "{" else None
+            return inner if inner is not None else text[:start] + json.dumps(value) + text[end:]
         return _insert_member(text, members, json.dumps(key) + ": " + json.dumps(value))
     except (ValueError, IndexError):
         return None
+
+
+def _edit_object(text, brace, wanted):
+    """text with the object at index brace holding wanted's members, each edited or added where it belongs so
+    the object's own layout (one member a line, say) stays; None when a member would have to go."""
+    members, dummy = _members(text, brace)
+    if not members or set(member[0] for member in members) - set(wanted):
+        return None
+    one_line = _line_indent(text, members[0][1]) is None
+    for key, value in wanted.items():
+        members, dummy = _members(text, brace)
+        existing = [member for member in members if member[0] == key]
+        value_text = json.dumps(value) if one_line else json.dumps(value, indent=detect_indent(text))
+        if existing and json.loads(text[existing[-1][2]:existing[-1][3]]) != value:
+            text = text[:existing[-1][2]] + value_text + text[existing[-1][3]:]
+        elif not existing:
+            text = _insert_member(text, members, json.dumps(key) + ": " + value_text)
+    return text
 
 
 def merge_daemon_json(text, ulimit):

@@ -162,3 +162,18 @@ def test_top_level_keys_into_a_missing_file_or_an_empty_object():
 def test_top_level_keys_refuse_what_is_not_an_object(before):
     with pytest.raises(docker_daemon_json.DaemonJsonError):
         docker_daemon_json.merge_top_level(before, {"default-shm-size": "1g"})
+
+
+def test_a_multi_line_runtimes_block_keeps_its_layout_when_nvidia_joins_it():
+    before = '{\n  "runtimes": {\n    "x": {"path": "/x"}\n  },\n  "debug": true\n}\n'
+    nvidia = {"path": "nvidia-container-runtime", "args": []}
+    text, keys = docker_daemon_json.merge_top_level(before, {"runtimes": {"x": {"path": "/x"}, "nvidia": nvidia}})
+    assert keys == ["runtimes"]
+    assert text == ('{\n  "runtimes": {\n    "x": {"path": "/x"},\n    "nvidia": {\n      "path": '
+                    '"nvidia-container-runtime",\n      "args": []\n    }\n  },\n  "debug": true\n}\n')
+
+
+def test_a_one_line_runtimes_object_gets_nvidia_on_its_line():
+    before = '{"runtimes": {"x": {"path": "/x"}}}\n'
+    text, dummy = docker_daemon_json.merge_top_level(before, {"runtimes": {"x": {"path": "/x"}, "nvidia": {"path": "n"}}})
+    assert text == '{"runtimes": {"x": {"path": "/x"}, "nvidia": {"path": "n"}}}\n'
