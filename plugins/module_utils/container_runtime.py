@@ -87,6 +87,14 @@ def imports_drop_in(imports, drop_in_path, config_path=None):
     return False
 
 
+_TABLE_NAME = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]")
+
+
+def toml_tables(text):
+    """The table names a TOML text declares ([a.b] and [[a.b]] headers), as written."""
+    return set(match.group(1) for match in map(_TABLE_NAME.match, (text or "").splitlines()) if match)
+
+
 _DEVICE = re.compile(r"^(\s*)- name: (.+)$")
 _DRIVER = re.compile(r"--host-driver-version=([0-9.]+)")
 _PATH = re.compile(r"^\s*-?\s*(?:hostPath|path): (/\S+)$")

@@ -92,15 +92,18 @@ def remove_path(module, path):
         module.fail_json(msg=write_error(path, error, "it was not removed"))
 
 
-def backup_copy(path, now=None):
-    """Copy path beside itself, named as Ansible names backups (path.PID.DATE@TIME~); returns the copy's path.
+def backup_copy(path, now=None, folder=None):
+    """Copy path beside itself (or into folder, for files in a folder a daemon reads whole), named as Ansible
+    names backups (path.PID.DATE@TIME~); returns the copy's path.
 
     The copy is written to a temporary file and renamed, so a full disk leaves
     no partial backup: either the whole copy or none. OSError propagates.
     """
     stamp = time.strftime("%Y-%m-%d@%H:%M:%S~", time.localtime(now if now is not None else time.time()))
-    backup_path = "%s.%s.%s" % (path, os.getpid(), stamp)
-    fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=os.path.dirname(path))
+    if folder and not os.path.isdir(folder):
+        os.makedirs(folder, 0o700)
+    backup_path = "%s.%s.%s" % (os.path.join(folder, os.path.basename(path)) if folder else path, os.getpid(), stamp)
+    fd, tmp_path = tempfile.mkstemp(prefix=".gpuops-", dir=os.path.dirname(backup_path))
     os.close(fd)
     try:
         shutil.copy2(path, tmp_path)

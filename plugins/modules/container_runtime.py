@@ -141,6 +141,11 @@ running_containers:
   returned: always
   type: list
   elements: str
+backups:
+  description: Each drop-in or CDI spec replaced, and where its old content was kept (below
+    /var/lib/gpuops-hardening/backups/container_runtime, never in a folder an engine reads whole).
+  returned: always
+  type: dict
 skipped_reason:
   description: Why nothing was configured (no container engine), or null.
   returned: always

@@ -24,10 +24,10 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import container_
 from ansible_collections.gpuops.hardening.plugins.module_utils import docker_daemon_json
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import backup_copy, ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import UNIT_DIRS, Systemctl, find_unit, is_booted
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import (
-    CONTAINER_RUNTIME_ACTIONS_PENDING, RecordError, UnitRecord)
+    CONTAINER_RUNTIME_ACTIONS_PENDING, STATE_DIR, RecordError, UnitRecord)
 
 # Package managers, in the order they are looked for, and how each installs one package unattended.
 PACKAGE_MANAGERS = (("apt-get", ["install", "-y", "--no-install-recommends"]), ("dnf", ["install", "-y"]),
@@ -37,6 +37,11 @@ INSTALL_TIMEOUT = 600
 # dockerd re-reads these on SIGHUP (moby daemon/reload_unix.go, reloadPlatform: runtimes, default-runtime,
 # default-shm-size); any other key needs a restart.
 DOCKER_RELOADED_KEYS = ("runtimes", "default-runtime", "default-shm-size")
+# Where a drop-in or spec this engine replaces is kept. Not beside it: CRI-O reads every file of crio.conf.d
+# (cri-o pkg/config/config.go, UpdateFromPath walks the folder), so a copy there would be read as configuration.
+BACKUP_DIR = STATE_DIR + "/backups/container_runtime"
+# How each planned file's old content is kept: beside it (daemon.json), in BACKUP_DIR, or not at all.
+BESIDE, APART = "beside", "apart"
 
 NAME = "container_runtime"
 ARGUMENT_SPEC = host_argument_spec()
@@ -60,10 +65,10 @@ class ContainerRuntimeRun(object):
         self.root = self.params["root"]
         self.scratch = scratch
         self.ctk = None
-        self.planned = []  # (engine or "cdi", host path, content, mode, backup)
+        self.planned = []  # (engine or "cdi", host path, content, mode, BESIDE, APART or None)
         self.result = dict(changed=False, engines=[], nvidia_ctk=None, package_installed=None, runtimes={},
                            shm_size=None, cdi=None, refresh_units=None, services={}, left_alone={},
-                           running_containers=None, skipped_reason=None)
+                           running_containers=None, skipped_reason=None, backups={})
 
     def path(self, absolute):
         return under_root(self.root, absolute)
@@ -167,7 +172,7 @@ class ContainerRuntimeRun(object):
             updates["default-shm-size"] = self.params["shm_size"]
         merged, keys = docker_daemon_json.merge_top_level(before, updates)
         mode = os.stat(host_path).st_mode & 0o7777 if before is not None else 0o644
-        self.planned.append(("docker", host_path, merged, mode, True))
+        self.planned.append(("docker", host_path, merged, mode, BESIDE))
         self.result["runtimes"]["docker"] = {"path": absolute, "keys_changed": keys,
                                              "live_restore": docker_daemon_json.load_daemon_json(merged).get("live-restore") is True}
         if self.params["shm_size"]:
@@ -182,13 +187,13 @@ class ContainerRuntimeRun(object):
                       % (config, drop_in, facts.CONTAINERD_IMPORT))
         copy, drop_in_copy = self.scratch_copy(config), os.path.join(self.scratch, drop_in.lstrip("/"))
         self.configure("containerd", copy, drop_in_copy)
-        self.planned.append(("containerd", self.path(drop_in), read_text(drop_in_copy), 0o644, False))
+        self.plan_drop_in("containerd", drop_in, read_text(drop_in_copy))
         files = [drop_in]
         if not (text and text.strip()):
             # Only a missing or empty config.toml gets nvidia-ctk's: the import of its drop-in folder.
             scratch_folder = os.path.dirname(drop_in_copy)
             top_level = read_text(copy).replace(scratch_folder, os.path.dirname(drop_in))
-            self.planned.append(("containerd", self.path(config), top_level, 0o644, False))
+            self.planned.append(("containerd", self.path(config), top_level, 0o644, None))
             files.insert(0, config)
         self.result["runtimes"]["containerd"] = {"path": drop_in, "files": files}
 
@@ -196,8 +201,28 @@ class ContainerRuntimeRun(object):
         drop_in = facts.DROP_IN_PATHS["crio"]
         copy, drop_in_copy = self.scratch_copy(facts.CONFIG_PATHS["crio"]), os.path.join(self.scratch, drop_in.lstrip("/"))
         self.configure("crio", copy, drop_in_copy)
-        self.planned.append(("crio", self.path(drop_in), read_text(drop_in_copy), 0o644, False))
+        self.plan_drop_in("crio", drop_in, read_text(drop_in_copy))
         self.result["runtimes"]["crio"] = {"path": drop_in, "files": [drop_in]}
+
+    def plan_drop_in(self, engine, drop_in, content):
+        """The drop-in nvidia-ctk wrote, its old content kept apart; a warning names the tables it loses."""
+        before = read_text(self.path(drop_in))
+        lost = sorted(facts.toml_tables(before) - facts.toml_tables(content)) if before else []
+        if lost:
+            self.feature.warn("%s holds %s, which the NVIDIA runtime's drop-in does not: replaced, the old file "
+                              "kept in %s" % (drop_in, ", ".join("[%s]" % table for table in lost), BACKUP_DIR))
+        self.planned.append((engine, self.path(drop_in), content, 0o644, APART))
+
+    def keep_apart(self, host_path, content):
+        """A copy of the file content replaces, in BACKUP_DIR (none in check mode or where nothing changes)."""
+        before = read_text(host_path)
+        if before is None or before == content or self.feature.check_mode:
+            return
+        try:
+            copy = backup_copy(host_path, folder=self.path(BACKUP_DIR))
+        except (IOError, OSError) as error:
+            self.fail("%s could not be kept before it is replaced (%s); nothing of it was changed" % (host_path, error))
+        self.result["backups"][host_path] = copy
 
     def refresh_units_shipped(self):
         return all(find_unit(unit, self.root)[1] for unit in facts.CDI_REFRESH_UNITS)
@@ -211,7 +236,9 @@ class ContainerRuntimeRun(object):
         generated = read_text(generated_path)
         installed = read_text(self.path(absolute))
         summary = facts.cdi_summary(generated)
-        self.planned.append(("cdi", self.path(absolute), generated, 0o644, False))
+        # The spec in /var/run is the refresh units', made again at every boot; the one in /etc is kept.
+        keep = APART if absolute == facts.CDI_SPEC_WITHOUT_REFRESH else None
+        self.planned.append(("cdi", self.path(absolute), generated, 0o644, keep))
         self.result["cdi"] = {"path": absolute, "devices": summary["devices"], "driver_version": summary["driver_version"],
                               "changed": installed != generated, "stale": installed is not None and installed != generated,
                               "changes": facts.cdi_changes(installed, generated) if installed is not None else {}}
@@ -330,7 +357,9 @@ def _converge(feature, scratch):
         pending.write(sorted(facts.UNITS[engine] for engine in actions))
     diffs = []
     for dummy, path, content, mode, backup in run_.planned:
-        outcome, diff = ensure_content(feature, path, content, mode=mode, backup=backup)
+        if backup == APART:
+            run_.keep_apart(path, content)
+        outcome, diff = ensure_content(feature, path, content, mode=mode, backup=backup == BESIDE)
         result["changed"] = result["changed"] or outcome["changed"]
         diffs.extend([diff] if diff else [])
     result["changed"] = run_.enable_refresh_units(systemctl) or result["changed"]
