@@ -134,8 +134,6 @@ class ContainerRuntimeRun(object):
             self.fail("nvidia-ctk %s failed: %s; nothing was changed" % (" ".join(arguments[:2]), (err or out).strip()))
         return out
 
-    # --- planning --------------------------------------------------------------
-
     def scratch_copy(self, absolute):
         """A copy of the node's file at the same path below the scratch folder (none where the node has none)."""
         copy = os.path.join(self.scratch, absolute.lstrip("/"))
@@ -153,17 +151,56 @@ class ContainerRuntimeRun(object):
             arguments.append("--set-as-default")
         self.ctk_run(arguments)
 
-    def plan_docker(self):
+    # --- refusals that need no nvidia-ctk ------------------------------------------
+
+    def refuse_before_install(self, systemctl):
+        """Every refusal that needs no nvidia-ctk, so that none comes after the toolkit's package is installed."""
+        if "docker" in self.result["engines"]:
+            dummy, dummy2, current = self.docker_json()
+            runtimes = current.get("runtimes")
+            # Without the nvidia runtime, runtimes changes: a reload where docker.service has one, else a restart.
+            state = self.docker_state(systemctl)
+            if not (isinstance(runtimes, dict) and "nvidia" in runtimes) and state.get("ActiveState") == "active" and (
+                    state.get("CanReload") != "yes" and current.get("live-restore") is not True):
+                self.refuse_docker_restart()
+        if "containerd" in self.result["engines"]:
+            self.containerd_config()
+
+    def docker_state(self, systemctl):
+        """docker.service's ActiveState and CanReload; {} where it is masked or absent, or the root not booted."""
+        mask_path, unit_path = find_unit(facts.UNITS["docker"], self.root)
+        if systemctl is None or mask_path or not unit_path:
+            return {}
+        return systemctl.show([facts.UNITS["docker"]], ["ActiveState", "CanReload"])[0]
+
+    def docker_json(self):
+        """daemon.json's host path, text and object; the run stops when it holds no JSON object."""
         absolute = facts.CONFIG_PATHS["docker"]
         host_path = self.path(absolute)
         # Write through a link to the file it names rather than replacing the link.
         host_path = os.path.realpath(host_path) if os.path.islink(host_path) else host_path
         before = read_text(host_path)
         try:
-            current = docker_daemon_json.load_daemon_json(before)
+            return host_path, before, docker_daemon_json.load_daemon_json(before)
         except docker_daemon_json.DaemonJsonError as error:
             return self.fail("%s %s; it was left untouched and nothing was changed. Fix it and run again."
                              % (absolute, error))
+
+    def containerd_config(self):
+        """config.toml's text; the run stops when containerd would not import the NVIDIA drop-in."""
+        config, drop_in = facts.CONFIG_PATHS["containerd"], facts.DROP_IN_PATHS["containerd"]
+        text = read_text(self.path(config))
+        if text and text.strip() and not facts.imports_drop_in(facts.containerd_imports(text), drop_in, config):
+            self.fail('%s does not import %s, so containerd would never load the NVIDIA runtime written there; add '
+                      'imports = ["%s"] at its top, before any table, and run again. Nothing was changed.'
+                      % (config, drop_in, facts.CONTAINERD_IMPORT))
+        return text
+
+    # --- planning --------------------------------------------------------------
+
+    def plan_docker(self):
+        absolute = facts.CONFIG_PATHS["docker"]
+        host_path, before, current = self.docker_json()
         copy = self.scratch_copy(absolute)
         self.configure("docker", copy)
         wanted = docker_daemon_json.load_daemon_json(read_text(copy))
@@ -180,11 +217,7 @@ class ContainerRuntimeRun(object):
 
     def plan_containerd(self):
         config, drop_in = facts.CONFIG_PATHS["containerd"], facts.DROP_IN_PATHS["containerd"]
-        text = read_text(self.path(config))
-        if text and text.strip() and not facts.imports_drop_in(facts.containerd_imports(text), drop_in, config):
-            self.fail('%s does not import %s, so containerd would never load the NVIDIA runtime written there; add '
-                      'imports = ["%s"] at its top, before any table, and run again. Nothing was changed.'
-                      % (config, drop_in, facts.CONTAINERD_IMPORT))
+        text = self.containerd_config()
         copy, drop_in_copy = self.scratch_copy(config), os.path.join(self.scratch, drop_in.lstrip("/"))
         self.configure("containerd", copy, drop_in_copy)
         self.plan_drop_in("containerd", drop_in, read_text(drop_in_copy))
@@ -330,12 +363,14 @@ def _converge(feature, scratch):
         result["skipped_reason"] = "no container engine (docker, containerd, crio, podman) is installed"
         result["diff"] = []
         return result
+    systemctl = Systemctl(feature, timeout=feature.params["timeout"]) if is_booted(run_.root) else None
     run_.ctk = run_.find_ctk()
     if not run_.ctk:
         if not feature.params["install"]:
             run_.fail("nvidia-ctk not found: install the package %s (the NVIDIA Container Toolkit), or set "
                       "container_runtime_install to true to install it from the node's configured repositories; "
                       "nothing was changed" % facts.PACKAGE)
+        run_.refuse_before_install(systemctl)
         if not run_.install_toolkit():
             result["diff"] = []
             return result
@@ -345,7 +380,6 @@ def _converge(feature, scratch):
         if engine in facts.CONFIGURED:
             getattr(run_, "plan_" + engine)()
     run_.plan_cdi()
-    systemctl = Systemctl(feature, timeout=feature.params["timeout"]) if is_booted(run_.root) else None
     # A run killed between its writes and the reloads or restarts they need leaves them to this one: recorded first.
     pending = UnitRecord(feature, CONTAINER_RUNTIME_ACTIONS_PENDING)
     try:
