@@ -24,8 +24,9 @@ from ansible_collections.gpuops.hardening.plugins.module_utils import container_
 from ansible_collections.gpuops.hardening.plugins.module_utils import docker_daemon_json
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import host_argument_spec, read_text, under_root
-from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import backup_copy, ensure_content
-from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import UNIT_DIRS, Systemctl, find_unit, is_booted
+from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import backup_copy, ensure_content, ensure_symlink
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import (
+    UNIT_DIRS, Systemctl, find_unit, is_booted, last_setting)
 from ansible_collections.gpuops.hardening.plugins.module_utils.unit_record import (
     CONTAINER_RUNTIME_ACTIONS_PENDING, STATE_DIR, RecordError, UnitRecord)
 
@@ -331,7 +332,12 @@ class ContainerRuntimeRun(object):
             self.result["refresh_units"] = {"shipped": False, "changed": False}
             return False
         changed = False
-        if systemctl is not None:
+        if systemctl is None:
+            # A root that is not booted (an image being built): the links systemctl enable makes, so the units
+            # write the spec at its first boot; the one written now in /var/run does not outlive that boot.
+            for unit in facts.CDI_REFRESH_UNITS:
+                changed = self.link_wanted_by(unit) or changed
+        else:
             for unit in facts.CDI_REFRESH_UNITS:
                 changed = systemctl.enable(unit) or changed
             # As the package's postinst does (enable --now): the path unit watches the driver and the toolkit from now.
@@ -342,6 +348,17 @@ class ContainerRuntimeRun(object):
                     self.fail("systemctl start %s failed: %s" % (path_unit, error))
                 changed = True
         self.result["refresh_units"] = {"shipped": True, "changed": changed}
+        return changed
+
+    def link_wanted_by(self, unit):
+        """What `systemctl enable` does offline: a link in each .wants folder the unit's [Install] WantedBy names."""
+        dummy, unit_path = find_unit(unit, self.root)
+        targets = (last_setting(read_text(self.path(unit_path)) or "", "Install", "WantedBy") or "").split()
+        changed = False
+        for target in targets:
+            link = "/etc/systemd/system/%s.wants/%s" % (target, unit)
+            outcome, dummy = ensure_symlink(self.feature, self.path(link), unit_path)
+            changed = outcome["changed"] or changed
         return changed
 
 

@@ -60,3 +60,4 @@ def test_a_docker_that_reloads_lets_the_install_go_on(without_ctk):
     result = run(without_ctk, nvidia_ctk_path=None, install=True)
     assert not result["failed"], result
     assert installed(without_ctk) and result["services"] == {"docker.service": "reloaded"}
+
