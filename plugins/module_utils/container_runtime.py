@@ -30,6 +30,8 @@ CONFIG_PATHS = {"docker": "/etc/docker/daemon.json", "containerd": "/etc/contain
                 "crio": "/etc/crio/crio.conf"}
 DROP_IN_PATHS = {"containerd": "/etc/containerd/conf.d/99-nvidia.toml", "crio": "/etc/crio/crio.conf.d/99-nvidia.toml"}
 CONTAINERD_IMPORT = "/etc/containerd/conf.d/*.toml"
+# containerd's CRI plugin: its id, and its URI in config version 2 and in version 3 (containerd 2.x).
+CONTAINERD_CRI_PLUGINS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
 PACKAGE = "nvidia-container-toolkit"
 # The CDI spec: /var/run/cdi/nvidia.yaml is the file the toolkit's own refresh units write (v1.18.0 and later,
 # deployments/systemd/nvidia-cdi-refresh.service), made again at every boot; without them, /etc/cdi/nvidia.yaml,
@@ -51,22 +53,32 @@ def valid_size(text):
 
 
 _TABLE = re.compile(r"^\s*\[")
-_IMPORTS = re.compile(r"^\s*imports\s*=\s*\[(.*?)\]", re.S | re.M)
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'')
 
 
-def containerd_imports(text):
-    """The imports of a containerd config.toml text: the strings of its top-level `imports` array (before
-    the first table), or [] where it has none."""
+def _top_level_strings(text, key):
+    """The strings of a top-level array (before the first table) of a TOML text, or [] where it has none."""
     top = []
     for line in (text or "").splitlines():
         if _TABLE.match(line):
             break
         top.append(re.sub(r"#.*$", "", line))
-    found = _IMPORTS.search("\n".join(top))
+    found = re.search(r"^\s*%s\s*=\s*\[(.*?)\]" % re.escape(key), "\n".join(top), re.S | re.M)
     if not found:
         return []
     return [double if double or not single else single for double, single in _STRING.findall(found.group(1))]
+
+
+def containerd_imports(text):
+    """The imports of a containerd config.toml text: the strings of its top-level `imports` array."""
+    return _top_level_strings(text, "imports")
+
+
+def containerd_cri_disabled(text):
+    """Whether a containerd config.toml disables the CRI plugin (by its id or either of its URIs), as the
+    config.toml of Docker's containerd.io package does (disabled_plugins = ["cri"]): that containerd serves
+    Docker alone, and no CRI runtime of it is ever used."""
+    return bool(set(_top_level_strings(text, "disabled_plugins")) & set(CONTAINERD_CRI_PLUGINS))
 
 
 def imports_drop_in(imports, drop_in_path, config_path=None):

@@ -41,7 +41,8 @@ extends_documentation_fragment:
 options:
   engines:
     description:
-      - The container engines to configure; V(auto) finds the installed ones. An engine named here that is not
+      - The container engines to configure; V(auto) finds the installed ones, except a containerd whose
+        C(config.toml) disables the CRI plugin (it serves Docker alone). An engine named here that is not
         installed fails before any change.
     type: list
     elements: str

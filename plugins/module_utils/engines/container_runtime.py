@@ -89,7 +89,7 @@ class ContainerRuntimeRun(object):
     def engines(self):
         wanted = self.params["engines"]
         if "auto" in wanted:
-            return [engine for engine in facts.ENGINES if self.installed(engine)]
+            return [engine for engine in facts.ENGINES if self.installed(engine) and not self.serves_docker_alone(engine)]
         missing = [engine for engine in wanted if not self.installed(engine)]
         if missing:
             looked_for = ", ".join("%s unit nor %s binary" % (facts.UNITS.get(engine, engine), facts.BINARIES[engine])
@@ -98,6 +98,15 @@ class ContainerRuntimeRun(object):
                       "leave it out of container_runtime_engines (auto finds the installed ones)"
                       % (", ".join(missing), looked_for))
         return [engine for engine in facts.ENGINES if engine in wanted]
+
+    def serves_docker_alone(self, engine):
+        """A containerd whose CRI plugin is disabled (Docker's containerd.io) runs no CRI runtime: auto leaves it."""
+        if engine != "containerd" or not facts.containerd_cri_disabled(read_text(self.path(facts.CONFIG_PATHS[engine]))):
+            return False
+        self.result["left_alone"][facts.UNITS[engine]] = (
+            "its CRI plugin is disabled (disabled_plugins in %s): it serves Docker alone, which reads the NVIDIA "
+            "runtime from daemon.json" % facts.CONFIG_PATHS[engine])
+        return True
 
     def find_ctk(self):
         return self.params["nvidia_ctk_path"] or self.feature.get_bin_path("nvidia-ctk")
@@ -193,7 +202,9 @@ class ContainerRuntimeRun(object):
         text = read_text(self.path(config))
         if text and text.strip() and not facts.imports_drop_in(facts.containerd_imports(text), drop_in, config):
             self.fail('%s does not import %s, so containerd would never load the NVIDIA runtime written there; add '
-                      'imports = ["%s"] at its top, before any table, and run again. Nothing was changed.'
+                      'imports = ["%s"] at its top, before any table, and run again; or, where containerd serves '
+                      'Docker alone (Debian\'s docker.io depends on containerd), leave it out: '
+                      'container_runtime_engines: [docker]. Nothing was changed.'
                       % (config, drop_in, facts.CONTAINERD_IMPORT))
         return text
 

@@ -49,6 +49,20 @@ def test_a_relative_import_is_taken_from_the_config_s_folder(imports, loads):
     assert container_runtime.imports_drop_in(imports, DROP_IN, "/etc/containerd/config.toml") is loads
 
 
+@pytest.mark.parametrize("text, disabled", [
+    # Docker's containerd.io package ships this config.toml.
+    ('disabled_plugins = ["cri"]\n', True),
+    ('version = 2\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n', True),
+    ('version = 3\ndisabled_plugins = [\n  "io.containerd.cri.v1.runtime",\n]\n', True),
+    ('#disabled_plugins = ["cri"]\nversion = 2\n', False),
+    ('version = 2\ndisabled_plugins = ["io.containerd.snapshotter.v1.btrfs"]\n', False),
+    ('version = 2\n[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "/usr/lib/cni"\n', False),
+    ("", False),
+])
+def test_whether_containerd_s_cri_plugin_is_disabled(text, disabled):
+    assert container_runtime.containerd_cri_disabled(text) is disabled
+
+
 @pytest.mark.parametrize("size", ["64m", "1g", "16g", "8GiB", "512MB", "1.5g", "1073741824", "2 GB"])
 def test_docker_sizes(size):
     assert container_runtime.valid_size(size)
