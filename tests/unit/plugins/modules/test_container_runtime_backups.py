@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401 pylint: disable=unused-import
     node, run)
 
 BACKUPS = "/var/lib/gpuops-hardening/backups/container_runtime"

@@ -7,7 +7,7 @@ docker.io's dependency, ships a config.toml with the CRI plugin on and no import
 
 from __future__ import annotations
 
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401 pylint: disable=unused-import
     node, run)
 
 # The shape of the config.toml each package ships (not the files): Docker's containerd.io disables the CRI

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401 pylint: disable=unused-import
     node, run)
 
 
@@ -60,4 +60,3 @@ def test_a_docker_that_reloads_lets_the_install_go_on(without_ctk):
     result = run(without_ctk, nvidia_ctk_path=None, install=True)
     assert not result["failed"], result
     assert installed(without_ctk) and result["services"] == {"docker.service": "reloaded"}
-

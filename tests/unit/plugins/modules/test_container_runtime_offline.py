@@ -6,7 +6,7 @@ refresh units are enabled as `systemctl enable` would, so the image has its spec
 
 from __future__ import annotations
 
-from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.test_container_runtime import (  # noqa: F401 pylint: disable=unused-import
     node, run)
 
 
