@@ -27,20 +27,15 @@ def installed(node):
 
 
 @pytest.mark.parametrize("check_mode", [True, False])
-def test_a_containerd_config_without_the_import_stops_the_run_before_the_install(without_ctk, check_mode):
-    without_ctk.install("containerd")
-    without_ctk.write("/etc/containerd/config.toml", "version = 2\n[plugins]\n")
+@pytest.mark.parametrize("engine, path, text, refusal", [
+    ("containerd", "/etc/containerd/config.toml", "version = 2\n[plugins]\n", "does not import"),
+    ("docker", "/etc/docker/daemon.json", "[]\n", "must hold a JSON object"),
+])
+def test_a_file_the_run_refuses_stops_it_before_the_install(without_ctk, check_mode, engine, path, text, refusal):
+    without_ctk.install(engine)
+    without_ctk.write(path, text)
     result = run(without_ctk, check_mode=check_mode, nvidia_ctk_path=None, install=True)
-    assert result["failed"] and "does not import" in result["msg"]
-    assert not installed(without_ctk)
-
-
-@pytest.mark.parametrize("check_mode", [True, False])
-def test_an_invalid_daemon_json_stops_the_run_before_the_install(without_ctk, check_mode):
-    without_ctk.install("docker")
-    without_ctk.write("/etc/docker/daemon.json", "[]\n")
-    result = run(without_ctk, check_mode=check_mode, nvidia_ctk_path=None, install=True)
-    assert result["failed"] and "must hold a JSON object" in result["msg"]
+    assert result["failed"] and refusal in result["msg"]
     assert not installed(without_ctk)
 
 
