@@ -92,7 +92,7 @@ def test_a_docker_node_gives_its_storage_containers_and_images(node):
     result = _read(node)
     assert not result["changed"]
     fact = result["ansible_facts"]["container_runtimes"]
-    assert fact["looked_for"] == ["docker", "podman"] and len(fact["runtimes"]) == 1
+    assert fact["looked_for"] == ["docker", "podman", "crictl"] and len(fact["runtimes"]) == 1
     docker = fact["runtimes"][0]
     assert docker["problem"] is None and docker["storage"]["driver"] == "overlay2" and docker["storage"]["d_type"]
     filesystem = docker["filesystem"]
@@ -136,5 +136,5 @@ def test_a_daemon_that_does_not_answer_is_reported_not_failed(node, monkeypatch)
 def test_a_node_without_a_runtime_pays_only_the_lookups(node, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     fact = _read(node)["ansible_facts"]["container_runtimes"]
-    assert fact == {"looked_for": ["docker", "podman"], "runtimes": []}
+    assert fact == {"looked_for": ["docker", "podman", "crictl"], "runtimes": []}
     assert not os.path.exists(str(tmp_path / "docker.log"))
