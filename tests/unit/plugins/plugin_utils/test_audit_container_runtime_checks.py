@@ -14,6 +14,8 @@ from ansible_collections.gpuops.hardening.plugins.modules.container_runtime impo
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_container_runtime_checks import (
     container_runtime_checks,
 )
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document import node_document
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_html import render_fleet_report
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.container_node import ContainerNode
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
 
@@ -132,3 +134,12 @@ def test_a_missing_toolkit_the_role_would_install_fails(node):
              "skipped_reason": "nvidia-container-toolkit would be installed"}
     checks = container_runtime_checks(state, OPTED_IN)
     assert [(item["id"], item["verdict"]) for item in checks] == [("containers.nvidia_runtime", "FAIL")]
+
+
+def test_the_fleet_report_shows_them_under_the_containers_area(node):
+    checks = list(audit(node).values())
+    document = node_document("gpu-a", "training", checks, {})
+    page = render_fleet_report([document])
+    for item in checks:
+        assert 'data-check="%s" data-area="containers"' % item["id"] in page
+    assert "no /var/run/cdi/nvidia.yaml" in page
