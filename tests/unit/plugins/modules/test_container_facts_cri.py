@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.modules.node import main as node_main
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_container_checks import container_checks
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.stand_in_cli import stand_in, write_file
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "cri_written")
 FEATURE = [{"name": "containers", "engine": "container_facts", "args": {}}]
@@ -35,25 +34,14 @@ LIMITS = "Limit                     Soft Limit           Hard Limit           Un
          "Max locked memory         %s                   %s                   bytes     \n"
 
 
-def _write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
 @pytest.fixture
 def node(tmp_path, monkeypatch):
     root = tmp_path / "node"
     # The trainer's process: containerd's default 64 MiB pod /dev/shm, memlock as its spec sets it.
-    _write(str(root / "proc/4242/limits"), LIMITS % (67108864, 67108864))
-    _write(str(root / "proc/4242/mountinfo"),
-           "700 690 0:77 / /dev/shm ro,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k\n")
-    tools = tmp_path / "bin"
-    _write(str(tools / "crictl"), FAKE_CRICTL % {"python": sys.executable, "fixtures": os.path.abspath(FIXTURES)})
-    os.chmod(str(tools / "crictl"), 0o755)
-    os.symlink(shutil.which("timeout"), str(tools / "timeout"))
-    monkeypatch.setenv("PATH", str(tools))
-    monkeypatch.setenv("FAKE_CRICTL_LOG", str(tmp_path / "crictl.log"))
+    write_file(str(root / "proc/4242/limits"), LIMITS % (67108864, 67108864))
+    write_file(str(root / "proc/4242/mountinfo"),
+               "700 690 0:77 / /dev/shm ro,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k\n")
+    stand_in(tmp_path, monkeypatch, "crictl", FAKE_CRICTL, FIXTURES)
     return root
 
 
@@ -107,7 +95,7 @@ def test_a_runtime_that_does_not_answer_is_one_skip(node, monkeypatch):
     assert "Unavailable" in checks["containers.crictl.read"]["reason"]
 
 
-def test_no_gpu_container_is_one_skip(node, tmp_path):
+def test_no_gpu_container_is_one_skip(node):
     fact = _fact(node)
     fact["runtimes"][0]["containers"] = [item for item in fact["runtimes"][0]["containers"] if not item["gpu"]]
     assert [item["verdict"] for item in _checks(fact).values()] == ["SKIP"]
