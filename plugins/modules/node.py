@@ -14,9 +14,11 @@ short_description: Converge a node's features in one call, in order, under one n
 version_added: "2.0.0"
 description:
   - Runs the feature engines a plan names (the same code as the modules C(sysctl_settings), C(swap_off), C(thp),
-    C(memlock), C(persistenced), C(fabricmanager), C(nvidia_mig), C(installed_files), C(mps), C(gpu_numa_facts),
-    C(slurm_gres) and C(kubelet_config), and C(mig_boot)) one after another in one process on the node, in the order of O(features),
-    under one node lock.
+    C(memlock), C(persistenced), C(fabricmanager), C(nvidia_mig), C(installed_files), C(mps), C(container_runtime),
+    C(gpu_numa_facts), C(slurm_gres) and C(kubelet_config), and C(mig_boot) and C(container_facts)) one after
+    another in one process on the node, in the order of O(features), under one node lock.
+  - C(container_facts) has no module of its own; it is the audit's read-only look at the container runtimes, and
+    only the audit's plan names it.
   - C(mig_boot) has no module of its own; it puts in place the service that creates the MIG layout again at boot,
     recording the layout that the C(nvidia_mig) feature named by its C(layout_feature) resolved earlier in the same
     call. Its options are in C(plugins/module_utils/engines/mig_boot.py); the mig role sets them.
@@ -83,7 +85,7 @@ options:
         type: str
         required: true
         choices: [sysctl_settings, swap_off, thp, memlock, persistenced, fabricmanager, nvidia_mig, mig_boot,
-                  installed_files, mps, gpu_numa_facts, slurm_gres, kubelet_config]
+                  installed_files, mps, container_runtime, gpu_numa_facts, slurm_gres, kubelet_config, container_facts]
       args:
         description: The module's arguments.
         type: dict
