@@ -14,6 +14,7 @@ import json
 import posixpath
 import re
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.fabricmanager import UNIT as FABRICMANAGER_UNIT
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import cell_int, cell_text, parse_query_csv
 
@@ -268,7 +269,8 @@ def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):
         "[Unit]",
         "Description=NVIDIA MPS control daemon %s (gpuops.hardening)" % name,
         "ConditionPathExists=%s" % GPU_DEVICE,
-        "After=nvidia-persistenced.service systemd-tmpfiles-setup.service",
+        # Its GPUs serve no CUDA work before Fabric Manager trained their fabric (an NVSwitch node).
+        "After=nvidia-persistenced.service %s systemd-tmpfiles-setup.service" % FABRICMANAGER_UNIT,
         "",
         "[Service]",
         # -d with a PIDFile: systemd sees the start finish once the pipe answers.

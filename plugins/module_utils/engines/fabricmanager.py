@@ -279,7 +279,7 @@ def converge(spec, host, check_mode):
     clients = SystemdClients(feature, params["gpu_clients"])
     start_recorded_clients(feature, clients)
 
-    content = fabricmanager.render_dropin(unit_path)
+    content = fabricmanager.render_dropin(unit_path, params["gpu_clients"])
     dropin, diff = ensure_content(feature, under_root(params["root"], fabricmanager.DROPIN_PATH), content)
     result["diff"] = [diff] if diff else []
     result["dropin"] = {"path": fabricmanager.DROPIN_PATH, "changed": dropin["changed"]}
