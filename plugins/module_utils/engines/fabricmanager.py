@@ -168,8 +168,21 @@ def wait_for_fabric(feature, smi, result):
             feature.fail_json(msg="the NVSwitch fabric is not trained after %d seconds (wait_seconds): GPU %s; %s %s" % (
                 feature.params["wait_seconds"], ", ".join(waiting), fabricmanager.UNIT, journal_tail(feature)), **result)
         time.sleep(POLL_PAUSE)
-    result["verification"] = "passed" if fabricmanager.fabric_reported(result["gpus"]) else \
+    result["verification"] = verdict(result["gpus"])
+
+
+def verdict(gpus):
+    """What the GPUs' fabric states say once every reported one is trained."""
+    return "passed" if fabricmanager.fabric_reported(gpus) else \
         "not reported: these GPUs do not report their fabric state (NVML reports it on Hopper and newer)"
+
+
+def read_fabric_once(result):
+    """Check mode (the audit, a node call's check-first pass): the fabric as the survey read it, judged without
+    waiting; a fabric still training is reported, not waited for."""
+    waiting = fabricmanager.untrained(result["gpus"])
+    result["verification"] = "not trained when read (check mode does not wait): GPU %s" % ", ".join(waiting) \
+        if waiting else verdict(result["gpus"])
 
 
 def where(feature, gpus, result):
@@ -297,6 +310,8 @@ def converge(spec, host, check_mode):
         result["service_action"] != "none"
     if check_mode and result["service_action"] != "none":
         result["verification"] = "skipped in check mode: the daemon would be started first"
+    elif check_mode:
+        read_fabric_once(result)
     else:
         wait_for_fabric(feature, smi, result)
     return result

@@ -283,6 +283,19 @@ def test_timeout_names_the_gpus_in_progress_and_the_journal(make_node):
     assert "GPU 2 (" not in result["msg"] and "a line the daemon logged" in result["msg"]
 
 
+def test_check_mode_reads_a_fabric_still_training_once_and_reports_it(make_node):
+    node = make_node()
+    assert not _run(node)["failed"]
+    node.edit_state(lambda state: state["faults"].update(fabric={"3": {"state": "In Progress"}}))
+    clock = engine.time.now
+    result = _run(node, check_mode=True, wait_seconds=600)
+    assert not result["failed"], result["msg"]
+    assert engine.time.now == clock, "check mode waited for the fabric"
+    assert result["service_action"] == "none" and not result["changed"]
+    assert result["verification"].startswith("not trained when read") and "GPU 3 (" in result["verification"]
+    assert "In Progress" in result["verification"] and "GPU 2 (" not in result["verification"]
+
+
 def _trained_then_stopped(node):
     """The fabric an earlier daemon trained, then the daemon gone: a start now is a restart."""
     assert not _run(node)["failed"]
