@@ -6,7 +6,8 @@ version, its unit started only where the switches are, running, and every GPU's 
 
 converge(spec, host, check_mode) -> result. Everything is read and judged before the first change: a node
 without NVSwitches is a no-op with its reason; a version other than the driver's, a missing or masked unit,
-and a restart under running compute processes (without force) fail with nothing changed.
+and a restart under running compute processes (without force) fail with nothing changed. With install, the
+checks that do not depend on the package (the mask, the restart's refusal) come before it, in check mode too.
 
 A restart is a start over GPUs an earlier daemon trained (their fabric reads Completed while it does not
 run). The GPUs are reset between the daemon's stop and its start (Fabric Manager user guide, "NVSwitch and
@@ -199,6 +200,10 @@ def where(feature, gpus, result):
     return "no NVSwitch on this node: no /dev/nvidia-nvswitchN, and no GPU model whose boards carry NVSwitches"
 
 
+def unit_active(systemctl):
+    return systemctl.show([fabricmanager.UNIT], ["ActiveState"])[0].get("ActiveState") == "active"
+
+
 def restart_plan(feature, gpus, active, result):
     """Whether starting the daemon is a restart over trained GPUs, which then need a reset; fails (nothing
     changed) while compute processes run on them unless force."""
@@ -266,6 +271,10 @@ def converge(spec, host, check_mode):
     if mask_path:
         feature.fail_json(msg="%s is masked (%s -> /dev/null); unmask it to let Fabric Manager run; nothing was changed" % (
             fabricmanager.UNIT, mask_path), **result)
+    # A restart over trained GPUs under compute processes is refused before anything, the install included.
+    systemctl = Systemctl(feature, timeout=params["timeout"])
+    active = unit_active(systemctl)
+    restarting = restart_plan(feature, gpus, active, result)
     if params["install"] and result["package_version"] != result["driver_version"]:
         if check_mode:
             result.update(changed=True, installed="%s %s" % (result["package"], result["driver_version"]),
@@ -276,6 +285,9 @@ def converge(spec, host, check_mode):
         result["package_version"] = package_version(feature, manager, tool_path, result["package"])
         mask_path, unit_path = find_unit(fabricmanager.UNIT, params["root"])
         result["unit_path"] = unit_path
+        # A package may start its daemon as it installs: no restart over a daemon that runs.
+        active = unit_active(systemctl)
+        restarting = restarting and not active
     if not unit_path:
         feature.fail_json(msg="%s is not installed: install %s at version %s (the driver's), or set install; "
                           "nothing was changed" % (fabricmanager.UNIT, result["package"], result["driver_version"]),
@@ -285,9 +297,6 @@ def converge(spec, host, check_mode):
     if mismatch:
         feature.fail_json(msg=mismatch, **result)
 
-    systemctl = Systemctl(feature, timeout=params["timeout"])
-    active = systemctl.show([fabricmanager.UNIT], ["ActiveState"])[0].get("ActiveState") == "active"
-    restarting = restart_plan(feature, gpus, active, result)
     # The clients an interrupted disruptive change (this one's or the MIG change's) left stopped start first.
     clients = SystemdClients(feature, params["gpu_clients"])
     start_recorded_clients(feature, clients)

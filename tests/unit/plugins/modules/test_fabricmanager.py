@@ -313,6 +313,19 @@ def test_restart_under_compute_processes_is_refused(make_node):
     assert node.calls == calls and node.files() == files and not node.daemon_running()
 
 
+def test_a_restart_under_compute_processes_is_refused_before_the_package_is_installed(make_node):
+    node = make_node()
+    _trained_then_stopped(node)
+    node.edit_state(lambda state: api.add_process(state, 2, 4242, name="python3"))
+    node.package_version, node.offered = "535.104.05", [DRIVER + "-1"]
+    calls, files = list(node.calls), node.files()
+    for check_mode in (True, False):
+        result = _run(node, check_mode=check_mode, install=True)
+        assert result["failed"] and "GPU 2: pid 4242 (python3)" in result["msg"], (check_mode, result)
+        assert "nothing was changed" in result["msg"]
+    assert node.installs == [] and node.calls == calls and node.files() == files and not node.daemon_running()
+
+
 def test_restart_resets_the_gpus_with_the_clients_stopped(make_node):
     node = make_node()
     _trained_then_stopped(node)
