@@ -255,6 +255,18 @@ def modes_set_at_stop(text):
     return dict((uuid, mode) for uuid, mode in modes.items() if mode)
 
 
+# What systemd reads only to order a start (systemd.unit(5), After=/Before=), and comments: a unit whose changes are
+# only these needs a daemon-reload, not a restart of the daemon that runs.
+ORDERING_ONLY = ("After=", "Before=", "#")
+
+
+def restart_relevant(unit_text):
+    """The unit's lines a running daemon depends on; None for a unit that does not exist."""
+    if unit_text is None:
+        return None
+    return [line for line in unit_text.splitlines() if not line.startswith(ORDERING_ONLY)]
+
+
 def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):
     """The unit of one control daemon.
 
