@@ -10,6 +10,9 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_container_checks import container_checks
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_container_runtime_checks import (
+    container_runtime_checks,
+)
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.audit_document import (
     node_checks,
     node_document,
@@ -44,6 +47,8 @@ class ActionModule(ActionBase):
                           plain(facts.get("gpu_gpudirect")))
         checks = node_checks(inputs, states, errors, topology, plain(self._task.args.get("cuda_versions") or []),
                              hardware)
+        checks.extend(container_runtime_checks(states.get("container_runtime"), inputs.get("container_runtime") or {},
+                                               errors.get("container_runtime")))
         checks.extend(self._containers(facts, inputs, topology))
         profile = (inputs.get("sysctl") or {}).get("gpuops_profile")
         document = node_document(task_vars.get("inventory_hostname"), profile, checks, topology,

@@ -140,16 +140,19 @@ def version_mismatch(daemon_version, driver_version, package):
                 daemon_version or "(unknown version)", driver_version, package, driver_version)
 
 
-def render_dropin(unit_path):
+def render_dropin(unit_path, clients):
+    """The unit's drop-in; clients: the GPU clients Fabric Manager must start before (the MIG change's list)."""
     return "\n".join([
         managed_header("fabricmanager"),
         "# Fabric Manager only where the NVSwitch driver made its switch nodes: an image shared by PCIe",
-        "# and NVSwitch nodes boots cleanly on both. After persistence mode, as the boot order wants:",
-        "# persistence, Fabric Manager, the MIG boot service, the GPU clients. The packaged",
+        "# and NVSwitch nodes boots cleanly on both. The boot order: persistence, Fabric Manager, the MIG",
+        "# boot service, the GPU clients; Before= holds the clients back also where no MIG boot service",
+        "# is (a client that finds no trained fabric gets CUDA error 802). The packaged",
         "# %s stays as shipped." % unit_path,
         "[Unit]",
         "ConditionPathExistsGlob=%s" % NVSWITCH_GLOB,
         "After=%s" % PERSISTENCED_UNIT,
+        "Before=%s" % " ".join(clients),
         "",
     ])
 

@@ -14,6 +14,7 @@ import json
 import posixpath
 import re
 
+from ansible_collections.gpuops.hardening.plugins.module_utils.fabricmanager import UNIT as FABRICMANAGER_UNIT
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import managed_header
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import cell_int, cell_text, parse_query_csv
 
@@ -254,6 +255,18 @@ def modes_set_at_stop(text):
     return dict((uuid, mode) for uuid, mode in modes.items() if mode)
 
 
+# What systemd reads only to order a start (systemd.unit(5), After=/Before=), and comments: a unit whose changes are
+# only these needs a daemon-reload, not a restart of the daemon that runs.
+ORDERING_ONLY = ("After=", "Before=", "#")
+
+
+def restart_relevant(unit_text):
+    """The unit's lines a running daemon depends on; None for a unit that does not exist."""
+    if unit_text is None:
+        return None
+    return [line for line in unit_text.splitlines() if not line.startswith(ORDERING_ONLY)]
+
+
 def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):
     """The unit of one control daemon.
 
@@ -268,7 +281,8 @@ def render_unit(name, gpus, daemon_paths, binaries, exclusive_modes, multiuser):
         "[Unit]",
         "Description=NVIDIA MPS control daemon %s (gpuops.hardening)" % name,
         "ConditionPathExists=%s" % GPU_DEVICE,
-        "After=nvidia-persistenced.service systemd-tmpfiles-setup.service",
+        # Its GPUs serve no CUDA work before Fabric Manager trained their fabric (an NVSwitch node).
+        "After=nvidia-persistenced.service %s systemd-tmpfiles-setup.service" % FABRICMANAGER_UNIT,
         "",
         "[Service]",
         # -d with a PIDFile: systemd sees the start finish once the pipe answers.

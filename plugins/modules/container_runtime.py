@@ -109,11 +109,11 @@ package_installed:
   returned: always
   type: str
 runtimes:
-  description: Per engine, the file it reads the NVIDIA runtime from; for Docker the keys that changed and whether
-    C(live-restore) is on.
+  description: Per engine, the file it reads the NVIDIA runtime from and whether its files changed (would change, in
+    check mode); for Docker the keys that changed and whether C(live-restore) is on.
   returned: always
   type: dict
-  sample: {"docker": {"path": /etc/docker/daemon.json, "keys_changed": [runtimes], "live_restore": false}}
+  sample: {"docker": {"path": /etc/docker/daemon.json, "keys_changed": [runtimes], "live_restore": false, "changed": true}}
 shm_size:
   description: Docker's C(default-shm-size) as set, or null.
   returned: always

@@ -110,7 +110,8 @@ def _writable(prefix, container, limits):
     size = container.get("writable_bytes")
     title = "%s writable layer" % container["name"]
     if size is None:
-        return _check(prefix + ".writable_layer", title, SKIP, expected, "unknown", "the runtime reported no size")
+        return _check(prefix + ".writable_layer", title, SKIP, expected, "unknown",
+                      container.get("writable_unknown") or "the runtime reported no size")
     if size >= threshold * MIB:
         return _check(prefix + ".writable_layer", title, WARN, expected, size_text(size), "container %s has written "
                       "%s into its writable layer (audit_container_writable_layer_mib: %d): %s"
@@ -220,7 +221,9 @@ def runtime_checks(runtime, limits, rdma_devices, driver):
         found.extend([_filesystem(name, filesystem), _d_type(name, runtime["storage"]),
                       _free_space(name, filesystem, limits)])
     gpu_containers = [item for item in runtime.get("containers") or [] if item.get("gpu")]
-    if runtime.get("storage") and not gpu_containers:
+    # crictl reads no storage: its runtime answered when it read the containers.
+    answered = runtime.get("storage") or (name == "crictl" and not runtime.get("problem"))
+    if answered and not gpu_containers:
         found.append(_check("%s.gpu_containers" % name, "%s GPU containers" % name, SKIP, "checked when running",
                             "none", "no running %s container holds a GPU" % name))
     for container in gpu_containers:

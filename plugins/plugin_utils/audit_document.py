@@ -29,13 +29,14 @@ NODE_FEATURES = {
     "fabricmanager": "fabricmanager",
     "mig": "mig_layout",
     "mps": "mps",
+    "container_runtime": "container_runtime",
     "slurm_gres": "slurm_gres",
     "kubelet": "kubelet",
 }
 # The role behind each state, whose failure explains a missing one.
 STATE_ROLES = {"sysctl_settings": "sysctl", "sysctl_swap": "sysctl", "thp": "thp", "memlock": "memlock",
                "persistenced": "persistenced", "fabricmanager": "fabricmanager", "mig": "mig", "mps": "mps",
-               "slurm_gres": "slurm_gres", "kubelet": "kubelet_topology"}
+               "container_runtime": "container_runtime", "slurm_gres": "slurm_gres", "kubelet": "kubelet_topology"}
 
 
 def node_states(node, plan):

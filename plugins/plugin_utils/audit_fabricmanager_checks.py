@@ -65,7 +65,7 @@ def _daemon(state):
 
 def _order(state):
     title = "nvidia-fabricmanager boot order"
-    expected = "after %s, only where NVSwitches are; the MIG boot service after it" % PERSISTENCED_UNIT
+    expected = "after %s and before the GPU clients, only where NVSwitches are" % PERSISTENCED_UNIT
     dropin = state.get("dropin") or {}
     if state.get("failed") or not dropin:
         why = failure(state) or ("%s would be installed first" % state["installed"] if state.get("installed")
@@ -73,7 +73,7 @@ def _order(state):
         return check(ORDER_ID, AREA, title, FAIL, expected, "not checked", why)
     if dropin.get("changed"):
         return check(ORDER_ID, AREA, title, FAIL, expected, "drop-in missing or different",
-                     "%s is not the collection's: the unit may start before persistence mode, or where no NVSwitch "
-                     "is" % dropin.get("path"))
+                     "%s is not the collection's: the unit may start before persistence mode, after the GPU "
+                     "clients, or where no NVSwitch is" % dropin.get("path"))
     return check(ORDER_ID, AREA, title, PASS, expected, "drop-in in place",
-                 "%s orders it; the MIG boot service orders itself after it" % dropin.get("path"))
+                 "%s orders it; the MIG boot service and the MPS daemons order themselves after it" % dropin.get("path"))

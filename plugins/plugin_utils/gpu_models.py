@@ -80,3 +80,11 @@ def model_spec(name, overrides=None):
     spec.update(overrides.get(name) or {})
     spec["known"] = name in MODELS or name in overrides
     return spec
+
+
+def fabric_models(overrides=None):
+    """{product name: GPU count from which its boards carry NVSwitches} for every model, built in or the operator's
+    (audit_gpu_models), whose spec expects a fabric: the one answer the audit and the fabricmanager role share."""
+    overrides = overrides or {}
+    specs = dict((name, model_spec(name, overrides)) for name in set(MODELS) | set(overrides))
+    return dict((name, spec["fabric_gpus"]) for name, spec in specs.items() if spec["fabric_gpus"])

@@ -17,7 +17,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.mig_parted import MigPartedError, load_config
-from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import MODELS
+from ansible_collections.gpuops.hardening.plugins.plugin_utils.gpu_models import fabric_models
 
 # Zero-cost knobs, the GPU runtime (persistence, then Fabric Manager, as the boot order has them), partitioning
 # (MIG before MPS, so MPS starts on the instances it serves), then the data path, which describes the GPUs as
@@ -102,9 +102,18 @@ def fabricmanager_features(inputs, variables, context):
     del variables, context
     args = prefixed(inputs, "fabricmanager", ("install", "wait_seconds", "timeout"))
     args.update(force=inputs["fabricmanager_force_restart"], timeout_variable="fabricmanager_timeout",
-                # Where the model table expects a fabric, missing NVSwitch device nodes fail instead of a no-op.
-                fabric_gpus=dict((name, spec["fabric_gpus"]) for name, spec in MODELS.items() if spec.get("fabric_gpus")))
+                # Where the model table expects a fabric, missing NVSwitch device nodes fail instead of a no-op;
+                # expected_fabrics adds the operator's audit_gpu_models, as the readiness audit reads them.
+                fabric_gpus=fabric_models())
     return [feature("fabricmanager", "fabricmanager", ["fabricmanager_service"], "fabricmanager", args)]
+
+
+def expected_fabrics(plan, audit_inputs):
+    """The fabricmanager feature's models with a fabric: the model table with the audit role's audit_gpu_models
+    (already validated), so the role and the readiness audit give one answer."""
+    for entry in plan:
+        if entry["engine"] == "fabricmanager":
+            entry["args"]["fabric_gpus"] = fabric_models(audit_inputs.get("audit_gpu_models"))
 
 
 def mig_features(inputs, variables, context):
@@ -265,6 +274,8 @@ def node_plan(inputs_by_role, roles, context, wanted=NODE_ROLES):
     for role in PLAN_ROLES:
         if role in wanted:
             plan.extend(BUILDERS[role](inputs_by_role[role], roles[role].variables, context))
+    if "fabricmanager" in wanted:
+        expected_fabrics(plan, inputs_by_role.get("audit") or {})
     if "slurm_gres" in wanted and inputs_by_role["slurm_gres"]["slurm_gres_memlock"]:
         slurmd_memlock(plan, inputs_by_role, roles, context)
     return plan

@@ -107,6 +107,40 @@ def test_a_second_run_and_check_mode_change_nothing(converged):
         assert (changed, failed) == (0, 0), output[-6000:]
 
 
+def runtime_checks(inventory, report_dir):
+    """The audit's verdicts on the role (its opt-in set, as the role's play sets it), by check id."""
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(container_lab.REPO_ROOT, "playbooks", "collections"))
+    done = subprocess.run(["ansible-playbook", "-i", inventory, "playbooks/audit.yml", "-e", "audit_report_dir=%s"
+                           % report_dir, "-e", "container_runtime_enabled=true"], cwd=container_lab.REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    with open(os.path.join(report_dir, "nodes", "%s.json" % container_lab.NODE), encoding="utf-8") as handle:
+        checks = json.load(handle)["checks"]
+    ids = ("nvidia_runtime", "default_shm_size", "cdi_spec", "cdi_refresh")
+    return dict((item["id"], item) for item in checks if item["id"].split(".")[-1] in ids)
+
+
+def test_the_audit_passes_the_converged_role_and_fails_a_spec_a_driver_upgrade_left_stale(converged, tmp_path):
+    checks = runtime_checks(converged, str(tmp_path / "converged"))
+    assert set(checks) >= {"containers.docker.nvidia_runtime", "containers.containerd.nvidia_runtime",
+                           "containers.docker.default_shm_size", "containers.cdi_spec"}, checks
+    # The lab's toolkit is the emulator's nvidia-ctk alone: no refresh units, which that check says.
+    refresh = checks.pop("containers.cdi_refresh")
+    assert refresh["verdict"] == "PASS" or "ships no nvidia-cdi-refresh units" in refresh["reason"], refresh
+    assert dict((key, item["verdict"]) for key, item in checks.items() if item["verdict"] != "PASS") == {}, checks
+    state = "%s/state.json" % container_lab.EMULATOR_STATE_DIR
+    before = json.loads(container_lab.sh("cat %s" % state).stdout)["driver_version"]
+    upgrade = "import json; p = %r; s = json.load(open(p)); s['driver_version'] = %%r; json.dump(s, open(p, 'w'))" % state
+    container_lab.sh("python3 -c \"%s\"" % (upgrade % "580.65.06"))
+    try:
+        spec = runtime_checks(converged, str(tmp_path / "upgraded"))["containers.cdi_spec"]
+    finally:
+        container_lab.sh("python3 -c \"%s\"" % (upgrade % before))
+    assert spec["verdict"] == "FAIL", spec
+    assert "made for driver %s, the node runs 580.65.06" % before in spec["reason"]
+
+
 def test_a_masked_docker_service_is_left_alone_with_a_warning(converged):
     container_lab.sh("systemctl mask docker.service")
     try:

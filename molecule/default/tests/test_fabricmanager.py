@@ -44,6 +44,8 @@ def test_the_converged_node_runs_fabric_manager_after_persistence_with_every_fab
     dropin = host.file(DROPIN).content_string
     assert "ConditionPathExistsGlob=/dev/nvidia-nvswitch[0-9]*" in dropin and "After=nvidia-persistenced.service" in dropin
     assert "nvidia-persistenced.service" in host.check_output("systemctl show --property=After %s", UNIT)
+    # Before= the GPU clients, also those the node lacks: systemd keeps the ordering of an absent unit.
+    assert "nvidia-dcgm.service" in host.check_output("systemctl show --property=Before %s", UNIT)
     assert host.check_output("nv-fabricmanager --version").endswith(DRIVER)
     assert set(_fabric(host)) == {("Completed", "Success")}
     verify = host.run("systemd-analyze verify %s", UNIT)

@@ -5,8 +5,9 @@
 
 Read only, node call only (the audit's plan): for each runtime CLI found (docker, podman), its storage (data root,
 driver, d_type), the data root's filesystem (mountinfo, sysfs rotational, free space), its running containers
-(inspect with the writable layer's size, each process's memlock limit and /dev/shm) and its local images. A node
-with no runtime CLI pays only the PATH lookups. Parsing is in module_utils/container_reads.py.
+(inspect with the writable layer's size, each process's memlock limit and /dev/shm) and its local images; through
+crictl, a CRI runtime's running containers alone. A node with no runtime CLI pays only the PATH lookups. Parsing is
+in module_utils/container_reads.py and cri_reads.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,7 +16,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import container_reads
+from ansible_collections.gpuops.hardening.plugins.module_utils import container_reads, cri_reads
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run
 from ansible_collections.gpuops.hardening.plugins.module_utils.host_options import (
     host_argument_spec,
@@ -25,7 +26,9 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 
 # The CLIs looked for, and how each says its storage: podman's info is its own (podman-info(1), libpod's
 # define/info.go: store.graphRoot, graphDriverName, graphStatus); its inspect output is Docker's shape.
-RUNTIMES = ("docker", "podman")
+# crictl reads a CRI runtime's (containerd's, CRI-O's) running containers; their images and storage are the
+# runtime's own and are not read through it.
+RUNTIMES = ("docker", "podman", "crictl")
 INFO_COMMANDS = {"docker": ["info", "--format", "{{json .}}"], "podman": ["info", "--format", "json"]}
 
 
@@ -110,11 +113,38 @@ def _ids(text):
     return seen
 
 
+def read_cri(feature, entry):
+    """The running containers of the CRI runtime crictl talks to (module_utils/cri_reads.py has the sources); each
+    writable layer from `crictl stats`, where that answers."""
+    path = entry["path"]
+    argv = [path, "ps", "-o", "json"]
+    running = _parsed(cri_reads.parse_ps, _output(feature, argv), argv)
+    if not running:
+        return
+    argv = [path, "stats", "-o", "json"]
+    try:
+        writable = _parsed(cri_reads.parse_stats, _output(feature, argv), argv)
+    except RuntimeUnanswered as problem:
+        writable, entry["writable_problem"] = {}, str(problem)
+    argv = [path, "inspect", "-o", "json"] + running
+    containers = _parsed(lambda text: cri_reads.parse_inspect(text, writable), _output(feature, argv), argv)
+    for item in containers:
+        if item["writable_bytes"] is None:
+            item["writable_unknown"] = entry.get("writable_problem") or "crictl stats reported no writable layer for it"
+    entry["containers"] = [_in_process(feature.params["root"], item) for item in containers]
+
+
 def read_runtime(feature, name, path):
     """One runtime's entry of the container_runtimes fact."""
     root = feature.params["root"]
     entry = {"name": name, "path": path, "problem": None, "storage": None, "filesystem": None, "containers": [],
              "images": []}
+    if name == "crictl":
+        try:
+            read_cri(feature, entry)
+        except RuntimeUnanswered as problem:
+            entry["problem"] = str(problem)
+        return entry
     try:
         argv = [path] + INFO_COMMANDS[name]
         parse = container_reads.parse_docker_info if name == "docker" else parse_podman_info

@@ -418,11 +418,14 @@ def _converge(feature, scratch):
     if actions:
         pending.write(sorted(facts.UNITS[engine] for engine in actions))
     diffs = []
-    for dummy, path, content, mode, backup in run_.planned:
+    for owner, path, content, mode, backup in run_.planned:
         if backup == APART:
             run_.keep_apart(path, content)
         outcome, diff = ensure_content(feature, path, content, mode=mode, backup=backup == BESIDE)
         result["changed"] = result["changed"] or outcome["changed"]
+        if owner in result["runtimes"]:
+            # What the audit judges each engine's registration by, in check mode.
+            result["runtimes"][owner]["changed"] = result["runtimes"][owner].get("changed", False) or outcome["changed"]
         diffs.extend([diff] if diff else [])
     result["changed"] = run_.enable_refresh_units(systemctl) or result["changed"]
     for engine, action in sorted(actions.items()):

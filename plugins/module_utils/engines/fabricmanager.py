@@ -6,7 +6,8 @@ version, its unit started only where the switches are, running, and every GPU's 
 
 converge(spec, host, check_mode) -> result. Everything is read and judged before the first change: a node
 without NVSwitches is a no-op with its reason; a version other than the driver's, a missing or masked unit,
-and a restart under running compute processes (without force) fail with nothing changed.
+and a restart under running compute processes (without force) fail with nothing changed. With install, the
+checks that do not depend on the package (the mask, the restart's refusal) come before it, in check mode too.
 
 A restart is a start over GPUs an earlier daemon trained (their fabric reads Completed while it does not
 run). The GPUs are reset between the daemon's stop and its start (Fabric Manager user guide, "NVSwitch and
@@ -168,8 +169,21 @@ def wait_for_fabric(feature, smi, result):
             feature.fail_json(msg="the NVSwitch fabric is not trained after %d seconds (wait_seconds): GPU %s; %s %s" % (
                 feature.params["wait_seconds"], ", ".join(waiting), fabricmanager.UNIT, journal_tail(feature)), **result)
         time.sleep(POLL_PAUSE)
-    result["verification"] = "passed" if fabricmanager.fabric_reported(result["gpus"]) else \
+    result["verification"] = verdict(result["gpus"])
+
+
+def verdict(gpus):
+    """What the GPUs' fabric states say once every reported one is trained."""
+    return "passed" if fabricmanager.fabric_reported(gpus) else \
         "not reported: these GPUs do not report their fabric state (NVML reports it on Hopper and newer)"
+
+
+def read_fabric_once(result):
+    """Check mode (the audit, a node call's check-first pass): the fabric as the survey read it, judged without
+    waiting; a fabric still training is reported, not waited for."""
+    waiting = fabricmanager.untrained(result["gpus"])
+    result["verification"] = "not trained when read (check mode does not wait): GPU %s" % ", ".join(waiting) \
+        if waiting else verdict(result["gpus"])
 
 
 def where(feature, gpus, result):
@@ -184,6 +198,10 @@ def where(feature, gpus, result):
                               "%d x %s" % (count, name) for name, count in sorted(result["fabric_expected"].items())),
                           **result)
     return "no NVSwitch on this node: no /dev/nvidia-nvswitchN, and no GPU model whose boards carry NVSwitches"
+
+
+def unit_active(systemctl):
+    return systemctl.show([fabricmanager.UNIT], ["ActiveState"])[0].get("ActiveState") == "active"
 
 
 def restart_plan(feature, gpus, active, result):
@@ -253,6 +271,10 @@ def converge(spec, host, check_mode):
     if mask_path:
         feature.fail_json(msg="%s is masked (%s -> /dev/null); unmask it to let Fabric Manager run; nothing was changed" % (
             fabricmanager.UNIT, mask_path), **result)
+    # A restart over trained GPUs under compute processes is refused before anything, the install included.
+    systemctl = Systemctl(feature, timeout=params["timeout"])
+    active = unit_active(systemctl)
+    restarting = restart_plan(feature, gpus, active, result)
     if params["install"] and result["package_version"] != result["driver_version"]:
         if check_mode:
             result.update(changed=True, installed="%s %s" % (result["package"], result["driver_version"]),
@@ -263,6 +285,9 @@ def converge(spec, host, check_mode):
         result["package_version"] = package_version(feature, manager, tool_path, result["package"])
         mask_path, unit_path = find_unit(fabricmanager.UNIT, params["root"])
         result["unit_path"] = unit_path
+        # A package may start its daemon as it installs: no restart over a daemon that runs.
+        active = unit_active(systemctl)
+        restarting = restarting and not active
     if not unit_path:
         feature.fail_json(msg="%s is not installed: install %s at version %s (the driver's), or set install; "
                           "nothing was changed" % (fabricmanager.UNIT, result["package"], result["driver_version"]),
@@ -272,14 +297,11 @@ def converge(spec, host, check_mode):
     if mismatch:
         feature.fail_json(msg=mismatch, **result)
 
-    systemctl = Systemctl(feature, timeout=params["timeout"])
-    active = systemctl.show([fabricmanager.UNIT], ["ActiveState"])[0].get("ActiveState") == "active"
-    restarting = restart_plan(feature, gpus, active, result)
     # The clients an interrupted disruptive change (this one's or the MIG change's) left stopped start first.
     clients = SystemdClients(feature, params["gpu_clients"])
     start_recorded_clients(feature, clients)
 
-    content = fabricmanager.render_dropin(unit_path)
+    content = fabricmanager.render_dropin(unit_path, params["gpu_clients"])
     dropin, diff = ensure_content(feature, under_root(params["root"], fabricmanager.DROPIN_PATH), content)
     result["diff"] = [diff] if diff else []
     result["dropin"] = {"path": fabricmanager.DROPIN_PATH, "changed": dropin["changed"]}
@@ -297,6 +319,8 @@ def converge(spec, host, check_mode):
         result["service_action"] != "none"
     if check_mode and result["service_action"] != "none":
         result["verification"] = "skipped in check mode: the daemon would be started first"
+    elif check_mode:
+        read_fabric_once(result)
     else:
         wait_for_fabric(feature, smi, result)
     return result

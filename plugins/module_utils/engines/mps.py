@@ -368,7 +368,9 @@ def render_daemon(converger, name, members, multiuser, record):
 
 
 def needs_restart(converger, daemon_paths, files):
-    return any(read_text(converger.host(daemon_paths[key])) != files[daemon_paths[key]] for key in ("unit", "commands"))
+    unit = daemon_paths["unit"]
+    return mps.restart_relevant(read_text(converger.host(unit))) != mps.restart_relevant(files[unit]) or \
+        read_text(converger.host(daemon_paths["commands"])) != files[daemon_paths["commands"]]
 
 
 def start_daemons(converger, sets, pending_restart):

@@ -101,10 +101,12 @@ def test_version_mismatch_names_both_versions_and_the_package():
     assert "nothing was changed" in message
 
 
-def test_dropin_adds_the_switch_condition_and_the_order_after_persistence_only():
-    sections = parse_ini_sections(fabricmanager.render_dropin("/lib/systemd/system/nvidia-fabricmanager.service"))
+def test_dropin_adds_the_switch_condition_the_order_after_persistence_and_before_the_clients():
+    sections = parse_ini_sections(fabricmanager.render_dropin("/lib/systemd/system/nvidia-fabricmanager.service",
+                                                              ["nvidia-dcgm.service", "kubelet.service"]))
     assert sections == [("Unit", {"ConditionPathExistsGlob": "/dev/nvidia-nvswitch[0-9]*",
-                                  "After": "nvidia-persistenced.service"})]
+                                  "After": "nvidia-persistenced.service",
+                                  "Before": "nvidia-dcgm.service kubelet.service"})]
 
 
 def _fabric(state_path):

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.modules.node import main as node_main
 from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.module_runner import run_module
+from ansible_collections.gpuops.hardening.tests.unit.plugins.modules.stand_in_cli import stand_in, write_file
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "docker_20.10")
 FEATURE = [{"name": "containers", "engine": "container_facts", "args": {}}]
@@ -42,12 +41,6 @@ else:
 '''
 
 
-def _write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
 def _capture(name):
     with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
         return "".join(line for line in handle if not line.startswith("#"))
@@ -57,23 +50,17 @@ def _capture(name):
 def node(tmp_path, monkeypatch):
     root = tmp_path / "node"
     os.makedirs(str(root / "var/lib/docker"))
-    _write(str(root / "proc/self/mountinfo"), "21 1 254:1 / / rw,relatime - ext4 /dev/vda1 rw\n")
+    write_file(str(root / "proc/self/mountinfo"), "21 1 254:1 / / rw,relatime - ext4 /dev/vda1 rw\n")
     disk = root / "sys/devices/virtual/block/vda"
-    _write(str(disk / "queue/rotational"), "1\n")
-    _write(str(disk / "vda1/partition"), "1\n")
+    write_file(str(disk / "queue/rotational"), "1\n")
+    write_file(str(disk / "vda1/partition"), "1\n")
     os.makedirs(str(root / "sys/dev/block"))
     os.symlink("../../devices/virtual/block/vda/vda1", str(root / "sys/dev/block/254:1"))
     inspected = json.loads(_capture("inspect_containers.json"))
     for item, name in ((item, item["Name"].rsplit("-", 1)[-1]) for item in inspected if item["State"]["Pid"]):
-        _write(str(root / "proc" / str(item["State"]["Pid"]) / "limits"), _capture("limits_%s.txt" % name))
-        _write(str(root / "proc" / str(item["State"]["Pid"]) / "mountinfo"), _capture("shm_mountinfo_%s.txt" % name))
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    _write(str(tools / "docker"), FAKE_DOCKER % {"python": sys.executable, "fixtures": os.path.abspath(FIXTURES)})
-    os.chmod(str(tools / "docker"), 0o755)
-    os.symlink(shutil.which("timeout"), str(tools / "timeout"))
-    monkeypatch.setenv("PATH", str(tools))
-    monkeypatch.setenv("FAKE_DOCKER_LOG", str(tmp_path / "docker.log"))
+        write_file(str(root / "proc" / str(item["State"]["Pid"]) / "limits"), _capture("limits_%s.txt" % name))
+        write_file(str(root / "proc" / str(item["State"]["Pid"]) / "mountinfo"), _capture("shm_mountinfo_%s.txt" % name))
+    stand_in(tmp_path, monkeypatch, "docker", FAKE_DOCKER, FIXTURES)
     return root
 
 
@@ -92,7 +79,7 @@ def test_a_docker_node_gives_its_storage_containers_and_images(node):
     result = _read(node)
     assert not result["changed"]
     fact = result["ansible_facts"]["container_runtimes"]
-    assert fact["looked_for"] == ["docker", "podman"] and len(fact["runtimes"]) == 1
+    assert fact["looked_for"] == ["docker", "podman", "crictl"] and len(fact["runtimes"]) == 1
     docker = fact["runtimes"][0]
     assert docker["problem"] is None and docker["storage"]["driver"] == "overlay2" and docker["storage"]["d_type"]
     filesystem = docker["filesystem"]
@@ -136,5 +123,5 @@ def test_a_daemon_that_does_not_answer_is_reported_not_failed(node, monkeypatch)
 def test_a_node_without_a_runtime_pays_only_the_lookups(node, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     fact = _read(node)["ansible_facts"]["container_runtimes"]
-    assert fact == {"looked_for": ["docker", "podman"], "runtimes": []}
+    assert fact == {"looked_for": ["docker", "podman", "crictl"], "runtimes": []}
     assert not os.path.exists(str(tmp_path / "docker.log"))

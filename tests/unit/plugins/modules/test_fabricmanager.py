@@ -283,6 +283,19 @@ def test_timeout_names_the_gpus_in_progress_and_the_journal(make_node):
     assert "GPU 2 (" not in result["msg"] and "a line the daemon logged" in result["msg"]
 
 
+def test_check_mode_reads_a_fabric_still_training_once_and_reports_it(make_node):
+    node = make_node()
+    assert not _run(node)["failed"]
+    node.edit_state(lambda state: state["faults"].update(fabric={"3": {"state": "In Progress"}}))
+    clock = engine.time.now
+    result = _run(node, check_mode=True, wait_seconds=600)
+    assert not result["failed"], result["msg"]
+    assert engine.time.now == clock, "check mode waited for the fabric"
+    assert result["service_action"] == "none" and not result["changed"]
+    assert result["verification"].startswith("not trained when read") and "GPU 3 (" in result["verification"]
+    assert "In Progress" in result["verification"] and "GPU 2 (" not in result["verification"]
+
+
 def _trained_then_stopped(node):
     """The fabric an earlier daemon trained, then the daemon gone: a start now is a restart."""
     assert not _run(node)["failed"]
@@ -298,6 +311,19 @@ def test_restart_under_compute_processes_is_refused(make_node):
     result = _run(node)
     assert result["failed"] and "GPU 2: pid 4242 (python3)" in result["msg"] and "force" in result["msg"]
     assert node.calls == calls and node.files() == files and not node.daemon_running()
+
+
+def test_a_restart_under_compute_processes_is_refused_before_the_package_is_installed(make_node):
+    node = make_node()
+    _trained_then_stopped(node)
+    node.edit_state(lambda state: api.add_process(state, 2, 4242, name="python3"))
+    node.package_version, node.offered = "535.104.05", [DRIVER + "-1"]
+    calls, files = list(node.calls), node.files()
+    for check_mode in (True, False):
+        result = _run(node, check_mode=check_mode, install=True)
+        assert result["failed"] and "GPU 2: pid 4242 (python3)" in result["msg"], (check_mode, result)
+        assert "nothing was changed" in result["msg"]
+    assert node.installs == [] and node.calls == calls and node.files() == files and not node.daemon_running()
 
 
 def test_restart_resets_the_gpus_with_the_clients_stopped(make_node):

@@ -463,6 +463,21 @@ def test_restart_with_clients_on_the_gpus_is_refused_without_force(make_host):
     assert [entry["multiuser"] for entry in host.daemons()] == [False]
 
 
+def test_a_unit_whose_ordering_alone_changed_is_rewritten_without_a_restart(make_host):
+    host = make_host()
+    assert not _run(host)["failed"]
+    unit = host.text(UNIT_PATH)
+    # The unit an earlier release wrote: no After= on Fabric Manager.
+    with open(host.path(UNIT_PATH), "w", encoding="utf-8") as handle:
+        handle.write(unit.replace(" nvidia-fabricmanager.service", ""))
+    host.edit(_add_client(2))
+    host.calls[:] = []
+    result = _run(host)
+    assert not result["failed"], result["msg"]
+    assert result["changed"] and host.text(UNIT_PATH) == unit
+    assert result["daemons"][0]["action"] != "restarted" and not any(call.startswith("restart") for call in host.calls)
+
+
 def test_a_run_killed_between_the_new_unit_and_the_restart_leaves_the_restart_to_the_next_run(make_host):
     host = make_host()
     assert not _run(host)["failed"]

@@ -13,7 +13,7 @@ import os
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.node_call import ENGINES, checked_plan
-from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_document, node_plan
+from ansible_collections.gpuops.hardening.plugins.plugin_utils import audit_document, gpu_models, node_plan
 from ansible_collections.gpuops.hardening.plugins.plugin_utils.role_inputs import check_collection, load_roles, read_yaml_file
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -185,6 +185,16 @@ def test_fabricmanager_runs_after_persistenced_with_its_inputs_and_the_models_wh
     args = plan[names.index("fabricmanager")]["args"]
     assert args["install"] is True and args["force"] is True and args["wait_seconds"] == 120
     assert args["fabric_gpus"] == {"NVIDIA H100 80GB HBM3": 8, "NVIDIA H200": 8}
+
+
+def test_fabricmanager_expects_a_fabric_where_the_readiness_audit_does_with_the_operators_models():
+    models = {"NVIDIA A100-SXM4-80GB": {"fabric_gpus": 8}, "NVIDIA B200": {"fabric_gpus": 8},
+              "NVIDIA H200": {"fabric_gpus": None}}
+    plan = plan_for({"audit_gpu_models": models}, wanted=("fabricmanager",))
+    (entry,) = plan
+    assert entry["args"]["fabric_gpus"] == {"NVIDIA H100 80GB HBM3": 8, "NVIDIA A100-SXM4-80GB": 8, "NVIDIA B200": 8}
+    expected = dict((name, gpu_models.model_spec(name, models)["fabric_gpus"]) for name in entry["args"]["fabric_gpus"])
+    assert entry["args"]["fabric_gpus"] == expected
 
 
 @pytest.mark.parametrize("given, message", [
