@@ -110,8 +110,8 @@ def docker_run_argv():
 def unlimited_memlock_withheld():
     """Why the node's Docker cannot start a container with memlock unlimited, or None when it can: read from
     its containerd, whose runc sets a container's rlimits."""
-    status, limits = sh('pid=$(pidof -s containerd) && cat /proc/$pid/status && echo ---- && cat /proc/$pid/limits'
-                        ).stdout.split("----\n")
+    status, limits = sh("pid=$(systemctl show --property=MainPID --value containerd) && cat /proc/$pid/status"
+                        " && echo ---- && cat /proc/$pid/limits").stdout.split("----\n")
     return node_limits.unlimited_memlock_withheld(status, limits)
 
 
