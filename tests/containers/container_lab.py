@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
 
 import lab_node  # noqa: E402  pylint: disable=wrong-import-position
 import lab_nodes  # noqa: E402  pylint: disable=wrong-import-position
+import node_limits  # noqa: E402  pylint: disable=wrong-import-position
 
 IMAGE = "gpuops-lab/debian12:containers"
 BUILD_SCRIPT = os.path.join(REPO_ROOT, "scripts", "lab", "build-containers-image.sh")
@@ -96,10 +97,33 @@ def platform():
 
 def docker_run_argv():
     argv = lab_node.docker_run_argv(platform(), NODE)
-    # What the platform keys cannot say: the one capability this machine withholds,
-    # and every device node for the nested engines' containers.
-    extra = ["--cap-drop", "SYS_RESOURCE", "--device-cgroup-rule", "c *:* rwm", "--device-cgroup-rule", "b *:* rwm"]
+    # What the platform keys cannot say: every device node for the nested engines' containers, and
+    # CAP_SYS_RESOURCE: dropped where this machine withholds it (docker would fail to grant it), else
+    # kept with memlock unlimited, so the node's engines may start a container with --ulimit memlock=-1.
+    extra = ["--device-cgroup-rule", "c *:* rwm", "--device-cgroup-rule", "b *:* rwm"]
+    with open("/proc/self/status", encoding="utf-8") as handle:
+        granted = node_limits.holds_capability(handle.read(), node_limits.CAP_SYS_RESOURCE)
+    extra += ["--ulimit", "memlock=-1:-1"] if granted else ["--cap-drop", "SYS_RESOURCE"]
     return argv[:3] + extra + argv[3:]
+
+
+def unlimited_memlock_withheld():
+    """Why the node's Docker cannot start a container with memlock unlimited, or None when it can: read from
+    its containerd, whose runc sets a container's rlimits."""
+    status, limits = sh("pid=$(systemctl show --property=MainPID --value containerd) && cat /proc/$pid/status"
+                        " && echo ---- && cat /proc/$pid/limits").stdout.split("----\n")
+    return node_limits.unlimited_memlock_withheld(status, limits)
+
+
+def memlock_limits():
+    """The node's own soft and hard memlock limits, as `ulimit -l` words: what an engine's child inherits."""
+    return sh("ulimit -S -l; ulimit -H -l").stdout.split()
+
+
+def data_root_rotational(path):
+    """queue/rotational of the disk backing PATH on the node ('' when no block device backs it)."""
+    return sh("dev=$(stat -L -c %%Hd:%%Ld %s); cat /sys/dev/block/$dev/queue/rotational 2>/dev/null"
+              " || cat /sys/dev/block/$dev/../queue/rotational 2>/dev/null || true" % path).stdout
 
 
 def build_image():

@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 import awx_job
+import node_state
 import runner_events
 from ee_lab import BIN, HOST, LAB_INVENTORY, REPO_ROOT, prepared_node
 
@@ -106,6 +107,9 @@ def jobs(tmp_path_factory):
             done[step] = launch(work, ident, name, inventory)
             if step == "again":
                 done["navigator"] = navigator_site(work, node_inventory)
+            if step == "mps":
+                # Read before the inference job runs on the same node.
+                done["mps"]["node"] = node_state.mps_state(CONTAINER)
         yield done
 
 
@@ -166,6 +170,10 @@ def test_the_mps_template_starts_one_daemon_for_every_gpu_of_a_node_without_sets
     job = jobs["mps"]
     counts = summary(job)
     assert job["rc"] == 0 and counts["changed"] > 0 and counts["failed"] == 0, job["output"][-3000:]
+    # gpu-train sets no mps_gpu_sets: one daemon, "all", serving each of its GPUs.
+    node = job["node"]
+    assert len(node["gpus"]) == 8, node
+    assert node["daemons"] == {"gpuops-mps-all.service": node["gpus"]}, node
 
 
 def test_the_audit_job_fails_the_node_with_a_fail(jobs):
