@@ -27,7 +27,7 @@ NETWORK_FILESYSTEMS = frozenset((
 NO_GPU_VALUES = ("", "void", "none")
 _CUDA_REQUIREMENT = re.compile(r"(?:^|\s)cuda>=(\d+(?:\.\d+)?)")
 _CUDA_VERSION = re.compile(r"^(\d+)\.(\d+)")
-_NVIDIA_DEVICE = re.compile(r"^/dev/nvidia\d+$")
+NVIDIA_DEVICE = re.compile(r"^/dev/nvidia\d+$")
 
 
 def json_document(text):
@@ -54,7 +54,7 @@ def parse_docker_info(text):
             "default_runtime": info.get("DefaultRuntime")}
 
 
-def _env(entries):
+def env_map(entries):
     """{name: value} of a Config.Env list (NAME=value; a bare NAME has an empty value)."""
     found = {}
     for entry in entries or []:
@@ -77,7 +77,7 @@ def _gpu_holder(host_config, env):
             return "CDI device: %s" % ",".join(cdi)
     for device in host_config.get("Devices") or []:
         path = device.get("PathOnHost") or ""
-        if _NVIDIA_DEVICE.match(path) or path.startswith("nvidia.com/"):
+        if NVIDIA_DEVICE.match(path) or path.startswith("nvidia.com/"):
             return "device: %s" % path
     visible = env.get("NVIDIA_VISIBLE_DEVICES")
     if visible is not None and visible.strip().lower() not in NO_GPU_VALUES and "nvidia" in (
@@ -109,7 +109,7 @@ def parse_containers(text):
             "image": config.get("Image"),
             "running": bool(state.get("Running")),
             "pid": state.get("Pid") or None,
-            "gpu": _gpu_holder(host_config, _env(config.get("Env"))),
+            "gpu": _gpu_holder(host_config, env_map(config.get("Env"))),
             "shm_size": host_config.get("ShmSize"),
             "ipc_mode": host_config.get("IpcMode"),
             "memlock": _memlock_ulimit(host_config),
@@ -135,7 +135,7 @@ def parse_images(text):
     """Each image of `docker image inspect ...`: {id, tags, size, cuda, cuda_source, require_disabled}."""
     found = []
     for item in json_document(text) or []:
-        env = _env((item.get("Config") or {}).get("Env"))
+        env = env_map((item.get("Config") or {}).get("Env"))
         cuda, source = cuda_requirement(env)
         found.append({"id": (item.get("Id") or "").split(":")[-1][:12], "tags": list(item.get("RepoTags") or []),
                       "size": item.get("Size"), "cuda": cuda, "cuda_source": source,
@@ -195,11 +195,11 @@ def tmpfs_size(mounts, mount_point="/dev/shm"):
         return None
     for option in mount["options"].split(","):
         if option.startswith("size="):
-            return _size_bytes(option[len("size="):])
+            return size_bytes(option[len("size="):])
     return None
 
 
-def _size_bytes(text):
+def size_bytes(text):
     """A tmpfs size option ("65536k", "8g", "1048576") in bytes."""
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
     text = text.strip().lower()

@@ -21,12 +21,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.container_reads import NO_GPU_VALUES, json_document
+from ansible_collections.gpuops.hardening.plugins.module_utils.container_reads import (
+    NO_GPU_VALUES, NVIDIA_DEVICE, env_map, json_document, size_bytes)
 
-_NVIDIA_DEVICE = re.compile(r"^/dev/nvidia\d+$")
 # An rlimit of RLIM_INFINITY (2^64-1 in the OCI spec's uint64) and anything at or above 2^63 is unlimited.
 _UNLIMITED_FROM = 1 << 63
-_SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 def parse_ps(text):
@@ -62,9 +61,8 @@ def _shm_size(spec):
     for mount in spec.get("mounts") or []:
         if mount.get("destination") == "/dev/shm" and mount.get("type") == "tmpfs":
             for option in mount.get("options") or []:
-                size = re.match(r"^size=(\d+)([kmg]?)$", option.lower())
-                if size:
-                    return int(size.group(1)) * _SIZE_UNITS.get(size.group(2), 1)
+                if re.match(r"^size=\d+[kmg]?$", option.lower()):
+                    return size_bytes(option[len("size="):])
     return None
 
 
@@ -80,10 +78,10 @@ def _gpu_holder(spec, config, runtime):
         return "CDI device: %s" % ",".join(cdi)
     paths = [device.get("path") for device in (spec.get("linux") or {}).get("devices") or []]
     paths.extend(device.get("host_path") for device in config.get("devices") or [])
-    nvidia = [path for path in paths if _NVIDIA_DEVICE.match(path or "")]
+    nvidia = [path for path in paths if NVIDIA_DEVICE.match(path or "")]
     if nvidia:
         return "device: %s" % ",".join(sorted(set(nvidia)))
-    env = dict(str(entry).partition("=")[::2] for entry in (spec.get("process") or {}).get("env") or [])
+    env = env_map((spec.get("process") or {}).get("env"))
     visible = env.get("NVIDIA_VISIBLE_DEVICES")
     if visible is not None and visible.strip().lower() not in NO_GPU_VALUES and "nvidia" in runtime:
         return "NVIDIA_VISIBLE_DEVICES=%s under the %s runtime" % (visible, runtime)
