@@ -13,7 +13,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run, run_together
+from ansible_collections.gpuops.hardening.plugins.module_utils.commands import CommandTimeout, run, run_outcome, run_together
 
 UNIT_DIRS = (
     "/etc/systemd/system",
@@ -173,6 +173,16 @@ def _journal_tail(outcome):
         return "its journal could not be read (%s)" % failure
     lines = outcome[1].strip()
     return "its last journal lines:\n%s" % lines if lines else "its journal is empty"
+
+
+def journal_tail(module, unit):
+    """A unit's last journal lines for a failure message, or why there are none (a best-effort read, with the
+    diagnosis reads' short limit)."""
+    journalctl = module.get_bin_path("journalctl")
+    if not journalctl:
+        return "no journalctl to read its journal"
+    return _journal_tail(run_outcome(module, [journalctl, "-u", unit, "-n", str(JOURNAL_LINES), "--no-pager"],
+                                     timeout=DIAGNOSIS_TIMEOUT))
 
 
 class Systemctl(object):

@@ -29,7 +29,7 @@ from ansible_collections.gpuops.hardening.plugins.module_utils.host_options impo
 from ansible_collections.gpuops.hardening.plugins.module_utils.managed_files import ensure_content
 from ansible_collections.gpuops.hardening.plugins.module_utils.nvidia_smi import parse_query_root, query_root
 from ansible_collections.gpuops.hardening.plugins.module_utils.smi_tool import NvidiaSmi, NvidiaSmiFailed
-from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import JOURNAL_LINES, Systemctl, find_unit
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, find_unit, journal_tail
 
 POLL_PAUSE = 2.0
 PACKAGE_TOOLS = (("dpkg", "dpkg-query"), ("rpm", "rpm"))
@@ -144,18 +144,6 @@ def daemon_version(feature, result):
     return version
 
 
-def journal_tail(feature):
-    """The daemon's last journal lines, or why there are none."""
-    journalctl = feature.get_bin_path("journalctl")
-    if not journalctl:
-        return "no journalctl to read its journal"
-    outcome = run_outcome(feature, [journalctl, "-u", fabricmanager.UNIT, "-n", str(JOURNAL_LINES), "--no-pager"],
-                          timeout=feature.params["timeout"])
-    if isinstance(outcome, CommandTimeout) or outcome[0] != 0:
-        return "its journal could not be read"
-    return "its last journal lines:\n%s" % (outcome[1].strip() or "(empty)")
-
-
 def wait_for_fabric(feature, smi, result):
     """Poll every GPU's fabric until all read Completed/Success or wait_seconds pass; fail naming the rest."""
     deadline = time.time() + feature.params["wait_seconds"]
@@ -167,7 +155,8 @@ def wait_for_fabric(feature, smi, result):
             break
         if time.time() >= deadline:
             feature.fail_json(msg="the NVSwitch fabric is not trained after %d seconds (wait_seconds): GPU %s; %s %s" % (
-                feature.params["wait_seconds"], ", ".join(waiting), fabricmanager.UNIT, journal_tail(feature)), **result)
+                feature.params["wait_seconds"], ", ".join(waiting), fabricmanager.UNIT,
+                journal_tail(feature, fabricmanager.UNIT)), **result)
         time.sleep(POLL_PAUSE)
     result["verification"] = verdict(result["gpus"])
 
@@ -239,7 +228,7 @@ def restart(feature, smi, systemctl, clients, result):
     failed = [] if feature.check_mode else clients.start(result["clients_stopped"])
     if error:
         feature.fail_json(msg="systemctl start %s failed after the GPU reset: %s; %s%s" % (
-            fabricmanager.UNIT, error, journal_tail(feature),
+            fabricmanager.UNIT, error, journal_tail(feature, fabricmanager.UNIT),
             "; these GPU clients did not start again: " + ", ".join(failed) if failed else ""), **result)
     if failed:
         feature.fail_json(msg="%s restarted, but these GPU clients did not start again: %s" % (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpuops.hardening.plugins.module_utils.commands import TIMEOUT_RC
-from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl
+from ansible_collections.gpuops.hardening.plugins.module_utils.systemd import Systemctl, journal_tail
 
 
 class Failed(Exception):
@@ -170,3 +170,12 @@ def test_a_hung_query_reads_nothing_more():
         Systemctl(module, timeout=7).is_enabled("gpuops-thp.service")
     assert str(failure.value).endswith("; systemd or D-Bus is not answering")
     assert len(module.argv) == 1
+
+
+def test_a_units_journal_tail_for_a_failure_message():
+    module = ScriptedModule({("/usr/bin/journalctl", "-u"): (0, "fabric training failed\n", "")})
+    assert journal_tail(module, "nvidia-fabricmanager.service") == "its last journal lines:\nfabric training failed"
+    assert [argv[2:] for argv in module.argv] == [
+        ["10s", "/usr/bin/journalctl", "-u", "nvidia-fabricmanager.service", "-n", "10", "--no-pager"]]
+    assert journal_tail(ScriptedModule({}, missing=("journalctl",)), "nvidia-fabricmanager.service") == (
+        "no journalctl to read its journal")

@@ -15,7 +15,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.hardening.plugins.module_utils import fabricmanager, smi_tool
+from ansible_collections.gpuops.hardening.plugins.module_utils import fabricmanager, smi_tool, systemd
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import fabricmanager as engine
 from ansible_collections.gpuops.hardening.plugins.module_utils.engines import nvidia_mig
 from ansible_collections.gpuops.hardening.plugins.module_utils.feature_module import run_engine
@@ -181,7 +181,7 @@ def make_node(tmp_path):
         return "/usr/bin/" + name if name in known else None
 
     with mock.patch.object(smi_tool, "run", fake_run), mock.patch.object(engine, "run", fake_run), \
-            mock.patch.object(engine, "run_outcome", fake_run), \
+            mock.patch.object(engine, "run_outcome", fake_run), mock.patch.object(systemd, "run_outcome", fake_run), \
             mock.patch.object(engine, "time", FakeClock()), \
             mock.patch.object(basic.AnsibleModule, "get_bin_path", get_bin_path):
         yield build
