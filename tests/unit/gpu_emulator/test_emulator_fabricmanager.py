@@ -9,6 +9,7 @@ cudaErrorSystemNotReady until the fabric is trained (pytorch/pytorch #35710)."""
 from __future__ import annotations
 
 import os
+import signal
 
 from ansible_collections.gpuops.hardening.tests.gpu_emulator.gpuemu import api
 
@@ -100,7 +101,11 @@ def test_reset_and_reboot_leave_the_fabric(make_state, smi):
     assert fabric_states(smi, path)[1:4] == ["Completed, Success", "In Progress, N/A", "Completed, Success"]
     assert fabric_states(smi, path) == ["Completed, Success"] * 8
     # A boot forgets the daemon: nothing trains until it starts again.
+    daemon_pid = api.read_state(path)["daemons"]["fabricmanager"]["pid"]
     api.reboot(path, boot=True)
+    assert api.read_state(path)["daemons"]["fabricmanager"] is None
+    # The boot also ends the daemon's process, which the cleanup (it stops the daemons the state records) cannot.
+    os.kill(daemon_pid, signal.SIGTERM)
     assert fabric_states(smi, path) == ["Not Started, N/A"] * 8
     assert api.run("cuda-app", [], path) == (1, "", NOT_READY)
 
